@@ -1,0 +1,29 @@
+"""deplodock's dialects, one module each, and the context that knows them all.
+
+torch (``torch``) → tensor (``ten``) → loop (``loop``) → tile (``tile``) → kernel
+(``kernel``); scalar math is upstream ``arith``/``math``, types are builtin.
+"""
+
+from xdsl.context import Context
+
+
+def project_dialects():
+    """The project's own dialects, in lowering order."""
+    from deplodock.dialects.kernel import Kernel
+    from deplodock.dialects.loop import Loop
+    from deplodock.dialects.tensor import Ten
+    from deplodock.dialects.tile import Tile
+    from deplodock.dialects.torch import Torch
+
+    return [Torch, Ten, Loop, Tile, Kernel]
+
+
+def make_context() -> Context:
+    """A context with the upstream dialects the project uses and its own five."""
+    from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
+
+    ctx = Context()
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, math.Math, affine.Affine,
+                    scf.Scf, memref.MemRef, *project_dialects()):
+        ctx.load_dialect(dialect)
+    return ctx

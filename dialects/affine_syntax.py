@@ -1,0 +1,268 @@
+"""Affine index expressions written over SSA values, shared by every level's loads and stores.
+
+An access such as ``loop.load %x[0, %a0, %a1 * 2 + 1]`` is stored as an ``AffineMap`` whose
+dimensions are the op's index operands in order of first appearance (``d0`` = ``%a0``,
+``d1`` = ``%a1``), so the text reads like the listing an engineer would draw while the IR
+keeps upstream affine maps (compose, simplify, eval) underneath.
+
+Grammar (MLIR's affine precedence)::
+
+    index  := term (('+' | '-') term)*
+    term   := factor (('*' | 'floordiv' | 'ceildiv' | 'mod') factor)*
+    factor := integer | '-' factor | '%' ssa-name | '(' index ')'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Block, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+
+_MUL_KEYWORDS = {
+    "floordiv": AffineExpr.__floordiv__,
+    "ceildiv": AffineExpr.ceil_div,
+    "mod": AffineExpr.__mod__,
+}
+
+
+class _IndexParser:
+    """Recursive descent over the parser's tokens, collecting SSA operands as dims."""
+
+    def __init__(self, parser: Parser):
+        self.parser = parser
+        self.operands: list[UnresolvedOperand] = []
+        self._dims: dict[tuple[str, int], int] = {}
+
+    def index(self) -> AffineExpr:
+        expr = self.term()
+        while True:
+            if self.parser.parse_optional_punctuation("+"):
+                expr = expr + self.term()
+            elif self.parser.parse_optional_punctuation("-"):
+                expr = expr - self.term()
+            else:
+                return expr
+
+    def term(self) -> AffineExpr:
+        expr = self.factor()
+        while True:
+            if self.parser.parse_optional_punctuation("*"):
+                expr = expr * self.factor()
+            elif (kw := self.parser.parse_optional_keyword_in(_MUL_KEYWORDS)) is not None:
+                expr = _MUL_KEYWORDS[kw](expr, self.factor())
+            else:
+                return expr
+
+    def factor(self) -> AffineExpr:
+        p = self.parser
+        if p.parse_optional_punctuation("("):
+            expr = self.index()
+            p.parse_punctuation(")")
+            return expr
+        if p.parse_optional_punctuation("-"):
+            return -self.factor()
+        if (value := p.parse_optional_integer(allow_negative=False)) is not None:
+            return AffineExpr.constant(value)
+        if (operand := p.parse_optional_unresolved_operand()) is not None:
+            key = (operand.operand_name, operand.index)
+            if key not in self._dims:
+                self._dims[key] = len(self.operands)
+                self.operands.append(operand)
+            return AffineExpr.dimension(self._dims[key])
+        p.raise_error("expected an index: an integer, an SSA value or '('")
+
+
+def parse_indices(parser: Parser) -> tuple[AffineMap, list[UnresolvedOperand]]:
+    """Parse ``[e0, e1, ...]`` into a map over the SSA values that appear in it."""
+    state = _IndexParser(parser)
+    results = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, state.index)
+    return AffineMap(len(state.operands), 0, tuple(results)), state.operands
+
+
+def index_map_for(map: AffineMap, operands: Sequence[SSAValue]) -> tuple[AffineMap, list[SSAValue]]:
+    """Renumber dims so they follow first appearance and repeated operands share one dim.
+
+    Passes build maps freely (any dim order, the same value twice); this puts them in the
+    canonical form that the printed syntax reads back, so printing round-trips exactly.
+    """
+    order: list[int] = []
+    for result in map.results:
+        for expr in result.post_order():
+            if isinstance(expr, AffineDimExpr) and expr.position not in order:
+                order.append(expr.position)
+    new_operands: list[SSAValue] = []
+    slot_of_value: dict[SSAValue, int] = {}
+    replacement: list[AffineExpr] = [AffineExpr.constant(0)] * map.num_dims
+    for position in order:
+        value = operands[position]
+        if value not in slot_of_value:
+            slot_of_value[value] = len(new_operands)
+            new_operands.append(value)
+        replacement[position] = AffineExpr.dimension(slot_of_value[value])
+    results = tuple(r.replace_dims_and_symbols(replacement, []) for r in map.results)
+    return AffineMap(len(new_operands), 0, results), new_operands
+
+
+_PRECEDENCE = {
+    AffineBinaryOpKind.Add: 1,
+    AffineBinaryOpKind.Mul: 2,
+    AffineBinaryOpKind.FloorDiv: 2,
+    AffineBinaryOpKind.CeilDiv: 2,
+    AffineBinaryOpKind.Mod: 2,
+}
+_SPELLING = {
+    AffineBinaryOpKind.Mul: "*",
+    AffineBinaryOpKind.FloorDiv: "floordiv",
+    AffineBinaryOpKind.CeilDiv: "ceildiv",
+    AffineBinaryOpKind.Mod: "mod",
+}
+
+
+def format_expr(expr: AffineExpr, names: Sequence[str], spelling: dict | None = None) -> str:
+    """Render ``expr`` with dim ``i`` spelled ``names[i]``.
+
+    ``spelling`` overrides the operator words (the CUDA emitter passes ``/`` and ``%``);
+    subtraction is printed as such rather than as ``+ x * -1``.
+    """
+    words = {**_SPELLING, **(spelling or {})}
+
+    def render(e: AffineExpr, context: int) -> str:
+        """``context``: the precedence a child must exceed to go without parentheses."""
+        if isinstance(e, AffineConstantExpr):
+            return str(e.value) if e.value >= 0 or context == 0 else f"({e.value})"
+        if isinstance(e, AffineDimExpr):
+            return names[e.position]
+        if isinstance(e, AffineSymExpr):
+            raise ValueError("index expressions have no symbols")
+        assert isinstance(e, AffineBinaryOpExpr)
+        prec = _PRECEDENCE[e.kind]
+        if e.kind == AffineBinaryOpKind.Add:
+            negated = _negated(e.rhs)
+            if negated is not None:
+                text = f"{render(e.lhs, prec - 1)} - {render(negated, prec)}"
+            else:
+                text = f"{render(e.lhs, prec - 1)} + {render(e.rhs, prec)}"
+        else:
+            text = f"{render(e.lhs, prec - 1)} {words[e.kind]} {render(e.rhs, prec)}"
+        return f"({text})" if prec <= context else text
+
+    return render(expr, 0)
+
+
+def _negated(e: AffineExpr) -> AffineExpr | None:
+    """``x`` when ``e`` is ``x * -1`` or ``-c``; lets ``a - b`` print as written."""
+    if isinstance(e, AffineConstantExpr) and e.value < 0:
+        return AffineExpr.constant(-e.value)
+    if (
+        isinstance(e, AffineBinaryOpExpr)
+        and e.kind == AffineBinaryOpKind.Mul
+        and isinstance(e.rhs, AffineConstantExpr)
+        and e.rhs.value == -1
+    ):
+        return e.lhs
+    return None
+
+
+def print_indices(printer: Printer, map: AffineMap, operands: Sequence[SSAValue]) -> None:
+    """Print ``[e0, e1, ...]`` with each dim spelled as its SSA operand."""
+    names = [_ssa_name(printer, v) for v in operands]
+    printer.print_string("[" + ", ".join(format_expr(r, names) for r in map.results) + "]")
+
+
+def _ssa_name(printer: Printer, value: SSAValue) -> str:
+    """The name the printer gives ``value``, assigning one if it has none yet."""
+    from io import StringIO
+
+    saved, printer.stream = printer.stream, StringIO()
+    try:
+        return "%" + printer.print_ssa_value(value)
+    finally:
+        printer.stream = saved
+
+
+def value_ranges(operands: Sequence[SSAValue]) -> list[tuple[int, int] | None]:
+    """Inclusive ranges of index operands, where the op that binds them knows one.
+
+    Ops that bind index values (loops, tile axes, thread ids) implement
+    ``index_range(value) -> (lo, hi) | None``; ``affine.apply`` results are bounded through
+    their map. Anything else is unknown (None).
+    """
+    return [_value_range(v) for v in operands]
+
+
+def _value_range(value: SSAValue) -> tuple[int, int] | None:
+    from xdsl.dialects import affine
+
+    owner = value.owner
+    binder = owner.parent_op() if isinstance(owner, Block) else owner
+    if isinstance(binder, affine.ApplyOp):
+        ranges = value_ranges(binder.mapOperands)
+        return expr_range(binder.map.data.results[0], ranges)
+    query = getattr(binder, "index_range", None)
+    return query(value) if query is not None else None
+
+
+def expr_range(expr: AffineExpr, ranges: Sequence[tuple[int, int] | None]) -> tuple[int, int] | None:
+    """Interval bounds of ``expr`` given the bounds of its dims (None when unknown)."""
+    if isinstance(expr, AffineConstantExpr):
+        return (expr.value, expr.value)
+    if isinstance(expr, AffineDimExpr):
+        return ranges[expr.position]
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return None
+    lhs = expr_range(expr.lhs, ranges)
+    rhs = expr_range(expr.rhs, ranges)
+    if lhs is None or rhs is None:
+        return None
+    if expr.kind == AffineBinaryOpKind.Add:
+        return (lhs[0] + rhs[0], lhs[1] + rhs[1])
+    if expr.kind == AffineBinaryOpKind.Mul:
+        products = [a * b for a in lhs for b in rhs]
+        return (min(products), max(products))
+    if rhs[0] != rhs[1] or rhs[0] <= 0:
+        return None
+    c = rhs[0]
+    if expr.kind == AffineBinaryOpKind.FloorDiv:
+        return (lhs[0] // c, lhs[1] // c)
+    if expr.kind == AffineBinaryOpKind.CeilDiv:
+        return (-(-lhs[0] // c), -(-lhs[1] // c))
+    if expr.kind == AffineBinaryOpKind.Mod:
+        if lhs[0] >= 0 and lhs[1] < c:
+            return lhs
+        return (0, c - 1)
+    return None
+
+
+def check_in_bounds(
+    op_name: str, map: AffineMap, operands: Sequence[SSAValue], shape: Sequence[int]
+) -> None:
+    """Raise VerifyException when an index can provably leave ``shape``."""
+    from xdsl.utils.exceptions import VerifyException
+
+    if len(map.results) != len(shape):
+        raise VerifyException(
+            f"{op_name}: {len(map.results)} indices for a buffer of rank {len(shape)}"
+        )
+    if map.num_dims != len(operands):
+        raise VerifyException(
+            f"{op_name}: index map has {map.num_dims} dims but {len(operands)} index operands"
+        )
+    ranges = value_ranges(operands)
+    for axis, (expr, size) in enumerate(zip(map.results, shape, strict=True)):
+        bounds = expr_range(expr, ranges)
+        if bounds is not None and (bounds[0] < 0 or bounds[1] >= size):
+            raise VerifyException(
+                f"{op_name}: index {axis} ranges over [{bounds[0]}, {bounds[1]}], "
+                f"outside the buffer's extent {size}"
+            )

@@ -1,0 +1,522 @@
+"""The kernel level (dialect ``kernel``): the schedule spelled in hardware primitives.
+
+Target-neutral (the same IR could print as HIP or Metal), one tree walk from CUDA C::
+
+    %y = kernel.kernel @k_rms_norm grid(32, 1, 1) block(256, 1, 1)
+           ins(%xb = %x : tensor<1x32x2048xf32>, ..) outs(%yb : ..) {
+      %tid = kernel.thread_id x
+      %bid = kernel.block_id x
+      %red = kernel.shared "acc0_smem" : memref<8xf32>
+      %p = kernel.for %i = %tid to 2048 step 256 reduce(add) -> f32 { .. kernel.yield %v : f32 }
+      %s = kernel.shfl_xor %p, 16 : f32
+      kernel.barrier
+      ...
+    }
+
+Thread and block ids, shared-memory allocations, barriers, warp shuffles, loops and
+loads/stores are this dialect's; guards are upstream ``scf.if``, index math upstream
+``affine.apply``, scalar math ``arith``/``math``. The verifiers hold what the hardware
+requires: a block of at most 1024 threads, shared memory within the target's 227 KB, ids
+only inside a kernel, and no barrier under control flow that depends on the thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntAttr,
+    MemRefType,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryAllocEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoTerminator,
+    Pure,
+    RecursiveMemoryEffect,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from deplodock.dialects.access import (
+    LoadBase,
+    StoreBase,
+    kernel_block,
+    parse_signature,
+    print_kernel_name,
+    print_signature,
+    verify_signature,
+)
+from deplodock.dialects.loop import (
+    _kinds_attr,
+    parse_reduce_clause,
+    print_reduce_clause,
+    verify_reduce_clause,
+)
+
+MAX_THREADS_PER_BLOCK = 1024
+MAX_SHARED_BYTES = 227 * 1024  # sm_90: 227 KB of shared memory per block (opt-in)
+STATIC_SHARED_BYTES = 48 * 1024  # above this CUDA needs dynamic shared memory
+DIMS = ("x", "y", "z")
+
+
+def _triple(values: Sequence[int]) -> ArrayAttr[IntAttr]:
+    padded = list(values) + [1] * (3 - len(values))
+    return ArrayAttr([IntAttr(v) for v in padded])
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """One GPU kernel with its launch shape; tensors in, tensors out."""
+
+    name = "kernel.kernel"
+    sym_name = prop_def(StringAttr)
+    grid = prop_def(ArrayAttr[IntAttr])
+    block = prop_def(ArrayAttr[IntAttr])
+    inputs = var_operand_def()
+    outputs = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        name: str,
+        grid: Sequence[int],
+        block: Sequence[int],
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        body: Region | None = None,
+    ):
+        if body is None:
+            body = Region(kernel_block([v.type for v in inputs], result_types))
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_types],
+            regions=[body],
+            properties={
+                "sym_name": StringAttr(name),
+                "grid": _triple(grid),
+                "block": _triple(block),
+            },
+        )
+
+    @property
+    def grid_shape(self) -> tuple[int, int, int]:
+        return tuple(v.data for v in self.grid.data)  # type: ignore[return-value]
+
+    @property
+    def block_shape(self) -> tuple[int, int, int]:
+        return tuple(v.data for v in self.block.data)  # type: ignore[return-value]
+
+    @property
+    def input_buffers(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[: len(self.inputs)]
+
+    @property
+    def output_buffers(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[len(self.inputs) :]
+
+    def shared_bytes(self) -> int:
+        """Static shared memory the body allocates."""
+        return sum(op.size_bytes() for op in self.walk() if isinstance(op, SharedOp))
+
+    def verify_(self) -> None:
+        verify_signature(self, self.body)
+        block, grid = self.block_shape, self.grid_shape
+        if min(block) < 1 or min(grid) < 1:
+            raise VerifyException(f"kernel.kernel: grid {grid} and block {block} must be positive")
+        threads = block[0] * block[1] * block[2]
+        if threads > MAX_THREADS_PER_BLOCK:
+            raise VerifyException(
+                f"kernel.kernel: block {block} has {threads} threads, more than "
+                f"{MAX_THREADS_PER_BLOCK}"
+            )
+        if self.shared_bytes() > MAX_SHARED_BYTES:
+            raise VerifyException(
+                f"kernel.kernel: {self.shared_bytes()} bytes of shared memory exceed the "
+                f"target's {MAX_SHARED_BYTES} per block"
+            )
+
+    def print(self, printer: Printer) -> None:
+        print_kernel_name(printer, self)
+        printer.print_string(
+            f" grid({', '.join(map(str, self.grid_shape))})"
+            f" block({', '.join(map(str, self.block_shape))})"
+        )
+        print_signature(printer, self, self.body)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name()
+        parser.parse_keyword("grid")
+        grid = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_integer)
+        parser.parse_keyword("block")
+        block = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_integer)
+        operands, args, result_types = parse_signature(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region(args)
+        op = cls(name.data, grid, block, operands, result_types, region)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+
+def enclosing_kernel(op: Operation) -> KernelOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        parent = parent.parent_op()
+    return parent
+
+
+class _IdOp(IRDLOperation):
+    """``%t = kernel.<thread|block>_id x``"""
+
+    dim = prop_def(StringAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+
+    def __init__(self, dim: str = "x"):
+        super().__init__(result_types=[IndexType()], properties={"dim": StringAttr(dim)})
+
+    def extent(self, kernel: KernelOp) -> int:
+        raise NotImplementedError
+
+    def index_range(self, value: SSAValue) -> tuple[int, int] | None:
+        kernel = enclosing_kernel(self)
+        if kernel is None:
+            return None
+        return (0, self.extent(kernel) - 1)
+
+    def verify_(self) -> None:
+        if self.dim.data not in DIMS:
+            raise VerifyException(f"{self.name}: dimension '{self.dim.data}' is not x, y or z")
+        if enclosing_kernel(self) is None:
+            raise VerifyException(f"{self.name}: only meaningful inside a kernel.kernel")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.dim.data}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        dim = parser.parse_identifier()
+        op = cls(dim)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+
+@irdl_op_definition
+class ThreadIdOp(_IdOp):
+    name = "kernel.thread_id"
+
+    def extent(self, kernel: KernelOp) -> int:
+        return kernel.block_shape[DIMS.index(self.dim.data)]
+
+
+@irdl_op_definition
+class BlockIdOp(_IdOp):
+    name = "kernel.block_id"
+
+    def extent(self, kernel: KernelOp) -> int:
+        return kernel.grid_shape[DIMS.index(self.dim.data)]
+
+
+@irdl_op_definition
+class SharedOp(IRDLOperation):
+    """``%s = kernel.shared "acc0_smem" : memref<8xf32>``: a block's shared array."""
+
+    name = "kernel.shared"
+    sym_name = prop_def(StringAttr)
+    result = result_def(MemRefType)
+    traits = traits_def(MemoryAllocEffect())
+
+    def __init__(self, name: str, type_: MemRefType):
+        super().__init__(result_types=[type_], properties={"sym_name": StringAttr(name)})
+
+    def size_bytes(self) -> int:
+        type_ = self.result.type
+        assert isinstance(type_, MemRefType)
+        count = 1
+        for extent in type_.get_shape():
+            count *= extent
+        return count * _element_bytes(type_.element_type)
+
+    def verify_(self) -> None:
+        kernel = enclosing_kernel(self)
+        if kernel is None or self.parent_op() is not kernel:
+            raise VerifyException(
+                "kernel.shared: shared memory is allocated at the top level of a kernel.kernel"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.sym_name.data)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SharedOp:
+        name = parser.parse_str_literal()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        if not isinstance(type_, MemRefType):
+            parser.raise_error("kernel.shared allocates a memref")
+        op = cls(name, type_)
+        op.attributes.update(attrs)
+        return op
+
+
+def _element_bytes(type_: Attribute) -> int:
+    width = getattr(type_, "bitwidth", None) or getattr(getattr(type_, "width", None), "data", 32)
+    return max(1, int(width) // 8)
+
+
+def _depends_on_thread(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
+    """Whether ``value`` is computed (transitively) from the thread index or a load."""
+    seen = seen if seen is not None else set()
+    if value in seen:
+        return False
+    seen.add(value)
+    owner = value.owner
+    if isinstance(owner, Block):
+        parent = owner.parent_op()
+        # A loop induction variable varies per thread when its start does.
+        if isinstance(parent, ForOp) and value is parent.induction_var:
+            return _depends_on_thread(parent.start, seen)
+        return False
+    if isinstance(owner, ThreadIdOp | LoadOp | ShflXorOp):
+        return True
+    return any(_depends_on_thread(o, seen) for o in owner.operands)
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """``kernel.barrier``: every thread of the block waits here (``__syncthreads``)."""
+
+    name = "kernel.barrier"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        while parent is not None and not isinstance(parent, KernelOp):
+            if isinstance(parent, scf.IfOp) and _depends_on_thread(parent.cond):
+                raise VerifyException(
+                    "kernel.barrier: under an scf.if whose condition depends on the thread; "
+                    "threads that skip the barrier deadlock the block"
+                )
+            if isinstance(parent, ForOp) and _depends_on_thread(parent.start):
+                raise VerifyException(
+                    "kernel.barrier: inside a kernel.for whose trip count depends on the thread"
+                )
+            parent = parent.parent_op()
+
+
+@irdl_op_definition
+class ShflXorOp(IRDLOperation):
+    """``%r = kernel.shfl_xor %v, 16 : f32``: the value of lane ``lane ^ 16`` of the warp."""
+
+    name = "kernel.shfl_xor"
+    value = operand_def()
+    offset = prop_def(IntAttr)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, value: SSAValue, offset: int):
+        super().__init__(
+            operands=[value], result_types=[value.type], properties={"offset": IntAttr(offset)}
+        )
+
+    def verify_(self) -> None:
+        offset = self.offset.data
+        if offset < 1 or offset >= 32 or offset & (offset - 1):
+            raise VerifyException(
+                f"kernel.shfl_xor: lane offset {offset} must be a power of two below 32"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.value)
+        printer.print_string(f", {self.offset.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ShflXorOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        offset = parser.parse_integer()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        op = cls(parser.resolve_operand(value, type_), offset)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a reduce ``kernel.for`` body: one contribution per accumulator."""
+
+    name = "kernel.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), Pure())
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """``kernel.for %i = %start to N step S [reduce(..) -> ..] [{unroll}]``
+
+    A counted loop; a reduce loop keeps one register accumulator per kind, starting at the
+    kind's identity, as at the loop level.
+    """
+
+    name = "kernel.for"
+    start = operand_def(IndexType)
+    upper = prop_def(IntAttr)
+    step = prop_def(IntAttr)
+    reduce = prop_def(ArrayAttr)
+    unroll = opt_prop_def(IntAttr)
+    results_ = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        start: SSAValue,
+        upper: int,
+        step: int,
+        body: Region | None = None,
+        reduce: Sequence[str] = (),
+        result_types: Sequence[Attribute] = (),
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        super().__init__(
+            operands=[start],
+            result_types=[result_types],
+            regions=[body],
+            properties={
+                "upper": IntAttr(upper),
+                "step": IntAttr(step),
+                "reduce": _kinds_attr(reduce),
+            },
+        )
+
+    @property
+    def induction_var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k.data for k in self.reduce.data]
+
+    def index_range(self, value: SSAValue) -> tuple[int, int] | None:
+        if value is self.induction_var and self.upper.data > 0:
+            return (0, self.upper.data - 1)
+        return None
+
+    def verify_(self) -> None:
+        if self.step.data < 1:
+            raise VerifyException(f"kernel.for: step {self.step.data} must be positive")
+        verify_reduce_clause(self, self.reduce, self.body)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.induction_var)
+        printer.print_string(" = ")
+        printer.print_ssa_value(self.start)
+        printer.print_string(f" to {self.upper.data} step {self.step.data}")
+        print_reduce_clause(printer, self.reduce, self.results)
+        if self.unroll is not None:
+            printer.print_string(f" unroll {self.unroll.data}")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        iv = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        start = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+        parser.parse_keyword("to")
+        upper = parser.parse_integer()
+        parser.parse_keyword("step")
+        step = parser.parse_integer()
+        kinds, types = parse_reduce_clause(parser)
+        unroll = parser.parse_integer() if parser.parse_optional_keyword("unroll") else None
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region([iv.resolve(IndexType())])
+        op = cls(start, upper, step, region, kinds, types)
+        if unroll is not None:
+            op.unroll = IntAttr(unroll)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+
+@irdl_op_definition
+class LoadOp(LoadBase):
+    """``%v = kernel.load %buf[%i * 2048 + %j] : memref<..>`` (global or shared)."""
+
+    name = "kernel.load"
+    traits = traits_def(MemoryReadEffect())
+
+
+@irdl_op_definition
+class StoreOp(StoreBase):
+    """``kernel.store %v, %buf[..] : memref<..>`` (global or shared)."""
+
+    name = "kernel.store"
+    traits = traits_def(MemoryWriteEffect())
+
+
+Kernel = Dialect(
+    "kernel",
+    [
+        KernelOp,
+        ThreadIdOp,
+        BlockIdOp,
+        SharedOp,
+        BarrierOp,
+        ShflXorOp,
+        ForOp,
+        YieldOp,
+        LoadOp,
+        StoreOp,
+    ],
+)

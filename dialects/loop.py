@@ -1,0 +1,305 @@
+"""The loop level (dialect ``loop``): one ``loop.kernel`` is one future GPU kernel.
+
+A kernel is a loop nest over buffers, the form in which fusion is decided::
+
+    %y = loop.kernel @k_rms_norm ins(%xb = %x : tensor<1x32x2048xf32>, ..) outs(%yb : ..) {
+      loop.for %a0 = 0 to 32 {                                   // free
+        %ss = loop.for %a1 = 0 to 2048 reduce(add) -> f32 {       // reduce
+          %v = loop.load %xb[0, %a0, %a1] : memref<1x32x2048xf32>
+          %sq = arith.mulf %v, %v : f32
+          loop.yield %sq : f32                    // combined into the accumulator with add
+        }
+        ...
+        loop.store %r, %yb[0, %a0, %a2] : memref<1x32x2048xf32>
+      }
+    }
+
+A loop's role is explicit: a *free* loop has no results; a *reduce* loop has one result
+per ``reduce(kind, ..)`` entry, its body yields one contribution per iteration, and the
+accumulator starts at the kind's identity. So the accumulator is a loop-carried value with
+no mutable state, and later levels know how partial results combine (cooperatively across
+threads, say) without pattern-matching the body.
+
+Kernel operands and results are tensors (value semantics at the graph level, so fusion is
+plain SSA substitution); inside, each is a buffer (memref) argument of the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, StringAttr
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoTerminator,
+    Pure,
+    RecursiveMemoryEffect,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from deplodock.dialects.access import (
+    LoadBase,
+    StoreBase,
+    kernel_block,
+    parse_signature,
+    print_kernel_name,
+    print_signature,
+    verify_signature,
+)
+from deplodock.dialects.combine import COMBINE_KINDS
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A loop nest that becomes one GPU kernel; tensors in, tensors out."""
+
+    name = "loop.kernel"
+    sym_name = prop_def(StringAttr)
+    inputs = var_operand_def()
+    outputs = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        name: str,
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        body: Region | None = None,
+    ):
+        if body is None:
+            body = Region(kernel_block([v.type for v in inputs], result_types))
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_types],
+            regions=[body],
+            properties={"sym_name": StringAttr(name)},
+        )
+
+    @property
+    def input_buffers(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[: len(self.inputs)]
+
+    @property
+    def output_buffers(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[len(self.inputs) :]
+
+    def verify_(self) -> None:
+        verify_signature(self, self.body)
+
+    def print(self, printer: Printer) -> None:
+        print_kernel_name(printer, self)
+        print_signature(printer, self, self.body)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name()
+        operands, args, result_types = parse_signature(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region(args)
+        op = cls(name.data, operands, result_types, region)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a loop body; a reduce loop yields one contribution per accumulator."""
+
+    name = "loop.yield"
+    values = var_operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), Pure()))
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+def print_reduce_clause(printer: Printer, kinds: ArrayAttr, results: Sequence[SSAValue]) -> None:
+    """`` reduce(add, max) -> (f32, f32)``, nothing for a free loop."""
+    if not kinds.data:
+        return
+    printer.print_string(" reduce(" + ", ".join(k.data for k in kinds.data) + ") -> ")
+    if len(results) == 1:
+        printer.print_attribute(results[0].type)
+    else:
+        printer.print_string("(")
+        printer.print_list((r.type for r in results), printer.print_attribute)
+        printer.print_string(")")
+
+
+def parse_reduce_clause(parser: Parser) -> tuple[list[str], list[Attribute]]:
+    """Parse what ``print_reduce_clause`` prints: the kinds and the result types."""
+    if not parser.parse_optional_keyword("reduce"):
+        return [], []
+    kinds = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_identifier)
+    parser.parse_punctuation("->")
+    if parser.parse_optional_punctuation("("):
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        parser.parse_punctuation(")")
+    else:
+        types = [parser.parse_type()]
+    return kinds, types
+
+
+def verify_reduce_clause(op: IRDLOperation, kinds: ArrayAttr, body: Region) -> None:
+    """Kinds are known, one per result, and the body yields one value of each type."""
+    names = [k.data for k in kinds.data]
+    for kind in names:
+        if kind not in COMBINE_KINDS:
+            raise VerifyException(
+                f"{op.name}: unknown reduction kind '{kind}' (known: {', '.join(COMBINE_KINDS)})"
+            )
+    if len(names) != len(op.results):
+        raise VerifyException(
+            f"{op.name}: {len(names)} reduction kinds for {len(op.results)} results"
+        )
+    block = body.block
+    if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
+        raise VerifyException(f"{op.name}: the body takes exactly one index (the induction var)")
+    last = block.last_op
+    yielded = list(last.operands) if last is not None and last.has_trait(IsTerminator) else []
+    if [v.type for v in yielded] != [r.type for r in op.results]:
+        role = "a reduce loop must yield one value per accumulator" if names else (
+            "a free loop yields nothing"
+        )
+        raise VerifyException(f"{op.name}: {role}")
+
+
+def _kinds_attr(kinds: Sequence[str]) -> ArrayAttr:
+    return ArrayAttr([StringAttr(k) for k in kinds])
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """``loop.for %i = 0 to N`` (free) or ``%s = loop.for .. reduce(add) -> f32`` (reduce)."""
+
+    name = "loop.for"
+    lower = prop_def(IntAttr)
+    upper = prop_def(IntAttr)
+    reduce = prop_def(ArrayAttr)
+    results_ = var_result_def()
+    body = region_def("single_block")
+    # Free loops end with no terminator (passes append to them freely); reduce loops
+    # end with the loop.yield of their contributions.
+    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        lower: int,
+        upper: int,
+        body: Region | None = None,
+        reduce: Sequence[str] = (),
+        result_types: Sequence[Attribute] = (),
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        super().__init__(
+            result_types=[result_types],
+            regions=[body],
+            properties={
+                "lower": IntAttr(lower),
+                "upper": IntAttr(upper),
+                "reduce": _kinds_attr(reduce),
+            },
+        )
+
+    @property
+    def induction_var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k.data for k in self.reduce.data]
+
+    @property
+    def is_reduce(self) -> bool:
+        return bool(self.reduce.data)
+
+    @property
+    def extent(self) -> int:
+        return self.upper.data - self.lower.data
+
+    def index_range(self, value: SSAValue) -> tuple[int, int] | None:
+        if value is self.induction_var and self.extent > 0:
+            return (self.lower.data, self.upper.data - 1)
+        return None
+
+    def verify_(self) -> None:
+        if self.upper.data < self.lower.data:
+            raise VerifyException(
+                f"loop.for: upper bound {self.upper.data} is below lower bound {self.lower.data}"
+            )
+        verify_reduce_clause(self, self.reduce, self.body)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.induction_var)
+        printer.print_string(f" = {self.lower.data} to {self.upper.data}")
+        print_reduce_clause(printer, self.reduce, self.results)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        iv = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        lower = parser.parse_integer()
+        parser.parse_keyword("to")
+        upper = parser.parse_integer()
+        kinds, types = parse_reduce_clause(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region([iv.resolve(IndexType())])
+        op = cls(lower, upper, region, kinds, types)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+
+@irdl_op_definition
+class LoadOp(LoadBase):
+    """``%v = loop.load %buf[0, %a0, %a1] : memref<..>``"""
+
+    name = "loop.load"
+    traits = traits_def(MemoryReadEffect())
+
+
+@irdl_op_definition
+class StoreOp(StoreBase):
+    """``loop.store %v, %buf[0, %a0, %a1] : memref<..>``"""
+
+    name = "loop.store"
+    traits = traits_def(MemoryWriteEffect())
+
+
+def enclosing_kernel(op: IRDLOperation) -> IRDLOperation | None:
+    """The nearest ancestor that is a kernel of any level (has a ``sym_name``)."""
+    parent = op.parent_op()
+    while parent is not None and "sym_name" not in parent.properties:
+        parent = parent.parent_op()
+    return parent
+
+
+Loop = Dialect("loop", [KernelOp, ForOp, YieldOp, LoadOp, StoreOp])
+

@@ -1,0 +1,339 @@
+"""The tensor level (dialect ``ten``): every torch op becomes map, reduce or index_map.
+
+Three op kinds keep the surface that later passes must understand small:
+
+* ``ten.map``: elementwise; operands share the result's shape, the body is a region of
+  upstream ``arith``/``math`` ops over one scalar per operand, ended by ``ten.yield``.
+* ``ten.reduce``: combine (add/mul/max/min) over some axes, which are dropped.
+* ``ten.index_map``: an affine view ``result[i] = source[f(i)]`` (broadcast, transpose,
+  reshape, slice), with ``f`` an upstream affine map from result to source indices.
+
+plus ``ten.constant`` for literal tensors. The dialect is named ``ten`` because upstream
+already has a ``tensor`` dialect. Broadcasting is always explicit (an index_map), so a map
+never has to guess how its operands line up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, Pure, SingleBlockImplicitTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from deplodock.dialects.affine_syntax import expr_range
+from deplodock.dialects.combine import COMBINE_KINDS
+
+
+def _shape(value: SSAValue | Attribute) -> tuple[int, ...]:
+    type_ = value.type if isinstance(value, SSAValue) else value
+    assert isinstance(type_, TensorType)
+    return tuple(type_.get_shape())
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a ``ten.map`` body: the scalar value of the result element."""
+
+    name = "ten.yield"
+    value = operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(MapOp), Pure()))
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value])
+
+
+@irdl_op_definition
+class MapOp(IRDLOperation):
+    """``%r = ten.map(%a, %b) : tensor<..>, tensor<..> -> tensor<..> { ^bb0(%x: f32, ..): .. }``"""
+
+    name = "ten.map"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure(), SingleBlockImplicitTerminator(YieldOp))
+
+    def __init__(self, inputs: Sequence[SSAValue], result_type: TensorType, body: Region):
+        super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
+
+    @staticmethod
+    def build(
+        inputs: Sequence[SSAValue], result_type: TensorType, build_body
+    ) -> MapOp:
+        """Make a map whose body ``build_body(block_args) -> [ops..., yielded]`` returns ops."""
+        block = Block(arg_types=[_element(v.type) for v in inputs])
+        ops = build_body(*block.args)
+        block.add_ops(ops)
+        block.add_op(YieldOp(ops[-1].results[0]))
+        return MapOp(inputs, result_type, Region(block))
+
+    def verify_(self) -> None:
+        shape = _shape(self.result)
+        for i, operand in enumerate(self.inputs):
+            if _shape(operand) != shape:
+                raise VerifyException(
+                    f"ten.map: operand {i} has shape {_shape(operand)} but the result has "
+                    f"{shape}; broadcast it with ten.index_map first"
+                )
+        block = self.body.block
+        if len(block.args) != len(self.inputs):
+            raise VerifyException(
+                f"ten.map: body takes {len(block.args)} scalars for {len(self.inputs)} operands"
+            )
+        for i, (arg, operand) in enumerate(zip(block.args, self.inputs, strict=True)):
+            if arg.type != _element(operand.type):
+                raise VerifyException(
+                    f"ten.map: body argument {i} is {arg.type}, operand element type is "
+                    f"{_element(operand.type)}"
+                )
+        last = block.last_op
+        if isinstance(last, YieldOp) and last.value.type != _element(self.result.type):
+            raise VerifyException(
+                f"ten.map: body yields {last.value.type}, result element type is "
+                f"{_element(self.result.type)}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string("(")
+        printer.print_list(self.inputs, printer.print_ssa_value)
+        printer.print_string(") : ")
+        printer.print_list((v.type for v in self.inputs), printer.print_attribute)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MapOp:
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation(":")
+        types: list[Attribute] = []
+        if operands:
+            types = parser.parse_comma_separated_list(
+                parser.Delimiter.NONE, parser.parse_type
+            )
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region()
+        inputs = parser.resolve_operands(operands, types, parser.pos)
+        op = cls(inputs, result_type, region)  # type: ignore[arg-type]
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+
+def _element(type_: Attribute) -> Attribute:
+    assert isinstance(type_, TensorType)
+    return type_.element_type
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """``%r = ten.reduce add %x dims [2] : tensor<1x32x2048xf32> -> tensor<1x32xf32>``"""
+
+    name = "ten.reduce"
+    kind = prop_def(StringAttr)
+    dims = prop_def(DenseArrayBase)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, kind: str, input: SSAValue, dims: Sequence[int]):
+        shape = _shape(input)
+        kept = [s for i, s in enumerate(shape) if i not in dims]
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(_element(input.type), kept)],
+            properties={
+                "kind": StringAttr(kind),
+                "dims": DenseArrayBase.from_list(i64, sorted(dims)),
+            },
+        )
+
+    @property
+    def reduced_dims(self) -> tuple[int, ...]:
+        return tuple(self.dims.get_values())
+
+    def verify_(self) -> None:
+        if self.kind.data not in COMBINE_KINDS:
+            raise VerifyException(
+                f"ten.reduce: unknown kind '{self.kind.data}' (known: {', '.join(COMBINE_KINDS)})"
+            )
+        shape = _shape(self.input)
+        dims = self.reduced_dims
+        if not dims or list(dims) != sorted(set(dims)) or dims[0] < 0 or dims[-1] >= len(shape):
+            raise VerifyException(
+                f"ten.reduce: dims {list(dims)} must be sorted, unique axes of a rank-"
+                f"{len(shape)} operand"
+            )
+        expected = tuple(s for i, s in enumerate(shape) if i not in dims)
+        if _shape(self.result) != expected:
+            raise VerifyException(
+                f"ten.reduce: reducing dims {list(dims)} of {shape} gives {expected}, "
+                f"not {_shape(self.result)}"
+            )
+        if _element(self.result.type) != _element(self.input.type):
+            raise VerifyException("ten.reduce: result element type differs from the operand's")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} ")
+        printer.print_ssa_value(self.input)
+        printer.print_string(f" dims [{', '.join(map(str, self.reduced_dims))}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReduceOp:
+        kind = parser.parse_identifier()
+        operand = parser.parse_unresolved_operand()
+        parser.parse_keyword("dims")
+        dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        input_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        (input,) = parser.resolve_operands([operand], [input_type], parser.pos)
+        op = cls.create(
+            operands=[input],
+            result_types=[result_type],
+            properties={
+                "kind": StringAttr(kind),
+                "dims": DenseArrayBase.from_list(i64, dims),
+            },
+            attributes=attrs,
+        )
+        return op
+
+
+@irdl_op_definition
+class IndexMapOp(IRDLOperation):
+    """``%r = ten.index_map %w (d0, d1, d2) -> (d2) : tensor<2048xf32> -> tensor<1x32x2048xf32>``
+
+    ``result[i0, .., in] = source[map(i0, .., in)]``: one op for broadcast, transpose,
+    reshape (floordiv/mod), slice and strided views.
+    """
+
+    name = "ten.index_map"
+    map = prop_def(AffineMapAttr)
+    source = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, source: SSAValue, map: AffineMap, result_type: TensorType):
+        super().__init__(
+            operands=[source], result_types=[result_type], properties={"map": AffineMapAttr(map)}
+        )
+
+    def verify_(self) -> None:
+        map = self.map.data
+        out_shape = _shape(self.result)
+        src_shape = _shape(self.source)
+        if map.num_dims != len(out_shape) or map.num_symbols != 0:
+            raise VerifyException(
+                f"ten.index_map: map {map} must take one dim per result axis ({len(out_shape)})"
+            )
+        if len(map.results) != len(src_shape):
+            raise VerifyException(
+                f"ten.index_map: map {map} must give one index per source axis ({len(src_shape)})"
+            )
+        if _element(self.result.type) != _element(self.source.type):
+            raise VerifyException("ten.index_map: a view cannot change the element type")
+        ranges = [(0, n - 1) for n in out_shape]
+        if any(n == 0 for n in out_shape):
+            return
+        for axis, (expr, size) in enumerate(zip(map.results, src_shape, strict=True)):
+            bounds = expr_range(expr, ranges)
+            if bounds is not None and (bounds[0] < 0 or bounds[1] >= size):
+                raise VerifyException(
+                    f"ten.index_map: source index {axis} ({expr}) ranges over "
+                    f"[{bounds[0]}, {bounds[1]}], outside the source extent {size}"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.source)
+        printer.print_string(" " + str(self.map.data))
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IndexMapOp:
+        operand = parser.parse_unresolved_operand()
+        map = parser.parse_affine_map()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        source_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        (source,) = parser.resolve_operands([operand], [source_type], parser.pos)
+        op = cls(source, map, result_type)  # type: ignore[arg-type]
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """``%c = ten.constant dense<1.0> : tensor<4xf32>``: a literal tensor."""
+
+    name = "ten.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(result_types=[value.type], properties={"value": value})
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error("ten.constant expects a dense<...> : tensor<...> literal")
+        op = cls(value)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def verify_(self) -> None:
+        if self.value.type != self.result.type:
+            raise VerifyException("ten.constant: result type differs from the literal's type")
+
+
+Ten = Dialect("ten", [MapOp, YieldOp, ReduceOp, IndexMapOp, ConstantOp])

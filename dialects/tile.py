@@ -1,0 +1,358 @@
+"""The tile level (dialect ``tile``): a loop kernel with a GPU schedule attached.
+
+The schedule is what the tile passes decide, step by step, and each step stays readable::
+
+    %y = tile.kernel @k_rms_norm axes(%a0 : 256 = thread, %a1 : 32 = block)
+           ins(%xb = %x : tensor<1x32x2048xf32>, ..) outs(%yb : tensor<1x32x2048xf32>) {
+      %p = tile.strided_for %a2 = %a0 to 2048 step 256 reduce(add) -> f32 {
+        ...
+        loop.yield %sq : f32
+      }
+      %ss = tile.combine add %p across %a0 : f32
+      ...
+    }
+
+* ``axes``: the kernel's parallel axes, each ``free`` (not yet placed: tileify's output),
+  ``thread`` or ``block``. Thread axes of one kernel multiply into the block size, which
+  the verifier holds to the target's 1024 threads.
+* ``tile.strided_for``: a loop whose iterations are dealt out over a thread axis (start at
+  the thread's index, step by the axis extent): a free loop or a reduce loop with partial
+  accumulators, as in ``loop.for``.
+* ``tile.combine``: merges the partial accumulators of every thread of a thread axis; every
+  thread gets the result (warp shuffles then shared memory, once materialised).
+
+Inside a tile kernel the loop level's ops (``loop.for``, ``loop.load``, ``loop.store``)
+are reused unchanged: the tile level adds only what the loop level cannot say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, StringAttr
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+from deplodock.dialects.access import (
+    buffer_type,
+    parse_signature,
+    print_kernel_name,
+    print_signature,
+    verify_signature,
+)
+from deplodock.dialects.combine import COMBINE_KINDS
+from deplodock.dialects.loop import (
+    _kinds_attr,
+    parse_reduce_clause,
+    print_reduce_clause,
+    verify_reduce_clause,
+)
+
+BINDINGS = ("free", "thread", "block")
+MAX_THREADS_PER_BLOCK = 1024
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A scheduled kernel: parallel axes (block args first), then the buffers."""
+
+    name = "tile.kernel"
+    sym_name = prop_def(StringAttr)
+    extents = prop_def(ArrayAttr[IntAttr])
+    bindings = prop_def(ArrayAttr[StringAttr])
+    inputs = var_operand_def()
+    outputs = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        name: str,
+        axes: Sequence[tuple[int, str]],
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        body: Region,
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_types],
+            regions=[body],
+            properties={
+                "sym_name": StringAttr(name),
+                "extents": ArrayAttr([IntAttr(e) for e, _ in axes]),
+                "bindings": ArrayAttr([StringAttr(b) for _, b in axes]),
+            },
+        )
+
+    @staticmethod
+    def empty_body(
+        axes: Sequence[tuple[int, str]],
+        operand_types: Sequence[Attribute],
+        result_types: Sequence[Attribute],
+    ) -> Region:
+        types = [IndexType()] * len(axes) + [
+            buffer_type(t) for t in (*operand_types, *result_types)
+        ]
+        return Region(Block(arg_types=types))
+
+    @property
+    def num_axes(self) -> int:
+        return len(self.extents.data)
+
+    @property
+    def axes(self) -> list[tuple[SSAValue, int, str]]:
+        """(induction value, extent, binding) per axis."""
+        return [
+            (arg, e.data, b.data)
+            for arg, e, b in zip(
+                self.body.block.args, self.extents.data, self.bindings.data, strict=False
+            )
+        ]
+
+    @property
+    def input_buffers(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[self.num_axes : self.num_axes + len(self.inputs)]
+
+    @property
+    def output_buffers(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[self.num_axes + len(self.inputs) :]
+
+    def threads_per_block(self) -> int:
+        count = 1
+        for _, extent, binding in self.axes:
+            if binding == "thread":
+                count *= extent
+        return count
+
+    def axis_of(self, value: SSAValue) -> tuple[int, str] | None:
+        """(extent, binding) when ``value`` is one of this kernel's axes."""
+        for arg, extent, binding in self.axes:
+            if arg is value:
+                return extent, binding
+        return None
+
+    def index_range(self, value: SSAValue) -> tuple[int, int] | None:
+        axis = self.axis_of(value)
+        return (0, axis[0] - 1) if axis is not None else None
+
+    def verify_(self) -> None:
+        if len(self.extents.data) != len(self.bindings.data):
+            raise VerifyException("tile.kernel: one binding per axis extent")
+        for arg, extent, binding in self.axes:
+            if binding not in BINDINGS:
+                raise VerifyException(
+                    f"tile.kernel: axis binding '{binding}' is not one of {', '.join(BINDINGS)}"
+                )
+            if extent < 1:
+                raise VerifyException(f"tile.kernel: axis extent {extent} must be positive")
+            if not isinstance(arg.type, IndexType):
+                raise VerifyException("tile.kernel: axis arguments are of type index")
+        if self.threads_per_block() > MAX_THREADS_PER_BLOCK:
+            raise VerifyException(
+                f"tile.kernel: thread axes give {self.threads_per_block()} threads per block, "
+                f"more than the target's {MAX_THREADS_PER_BLOCK}"
+            )
+        verify_signature(self, self.body, first_arg=self.num_axes)
+
+    def print(self, printer: Printer) -> None:
+        print_kernel_name(printer, self)
+        printer.print_string(" axes(")
+
+        def print_axis(axis: tuple[SSAValue, int, str]) -> None:
+            printer.print_ssa_value(axis[0])
+            printer.print_string(f" : {axis[1]} = {axis[2]}")
+
+        printer.print_list(self.axes, print_axis)
+        printer.print_string(")")
+        print_signature(printer, self, self.body, first_arg=self.num_axes)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name()
+        parser.parse_keyword("axes")
+
+        def parse_axis():
+            arg = parser.parse_argument(expect_type=False)
+            parser.parse_punctuation(":")
+            extent = parser.parse_integer()
+            parser.parse_punctuation("=")
+            binding = parser.parse_identifier()
+            return arg.resolve(IndexType()), (extent, binding)
+
+        axes = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parse_axis)
+        operands, args, result_types = parse_signature(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region([a for a, _ in axes] + args)
+        op = cls(name.data, [ax for _, ax in axes], operands, result_types, region)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+
+def thread_axis_extent(op: IRDLOperation, value: SSAValue) -> int:
+    """The extent of ``value`` as a thread axis of the enclosing tile.kernel, or raise."""
+    kernel = op.parent_op()
+    while kernel is not None and not isinstance(kernel, KernelOp):
+        kernel = kernel.parent_op()
+    axis = kernel.axis_of(value) if kernel is not None else None
+    if axis is None or axis[1] != "thread":
+        raise VerifyException(
+            f"{op.name}: {value.name_hint or 'the operand'} must be a thread axis of the "
+            "enclosing tile.kernel"
+        )
+    return axis[0]
+
+
+@irdl_op_definition
+class StridedForOp(IRDLOperation):
+    """``tile.strided_for %i = %t to N step S``: iterations ``t, t+S, ..`` below N."""
+
+    name = "tile.strided_for"
+    start = operand_def(IndexType)
+    upper = prop_def(IntAttr)
+    step = prop_def(IntAttr)
+    reduce = prop_def(ArrayAttr)
+    results_ = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        start: SSAValue,
+        upper: int,
+        step: int,
+        body: Region | None = None,
+        reduce: Sequence[str] = (),
+        result_types: Sequence[Attribute] = (),
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        super().__init__(
+            operands=[start],
+            result_types=[result_types],
+            regions=[body],
+            properties={
+                "upper": IntAttr(upper),
+                "step": IntAttr(step),
+                "reduce": _kinds_attr(reduce),
+            },
+        )
+
+    @property
+    def induction_var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k.data for k in self.reduce.data]
+
+    @property
+    def is_reduce(self) -> bool:
+        return bool(self.reduce.data)
+
+    def index_range(self, value: SSAValue) -> tuple[int, int] | None:
+        if value is self.induction_var and self.upper.data > 0:
+            return (0, self.upper.data - 1)
+        return None
+
+    def verify_(self) -> None:
+        if self.step.data < 1:
+            raise VerifyException(f"tile.strided_for: step {self.step.data} must be positive")
+        verify_reduce_clause(self, self.reduce, self.body)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.induction_var)
+        printer.print_string(" = ")
+        printer.print_ssa_value(self.start)
+        printer.print_string(f" to {self.upper.data} step {self.step.data}")
+        print_reduce_clause(printer, self.reduce, self.results)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StridedForOp:
+        iv = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        start = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+        parser.parse_keyword("to")
+        upper = parser.parse_integer()
+        parser.parse_keyword("step")
+        step = parser.parse_integer()
+        kinds, types = parse_reduce_clause(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region([iv.resolve(IndexType())])
+        op = cls(start, upper, step, region, kinds, types)
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+
+@irdl_op_definition
+class CombineOp(IRDLOperation):
+    """``%r = tile.combine add %partial across %t : f32``: merge over a thread axis."""
+
+    name = "tile.combine"
+    kind = prop_def(StringAttr)
+    value = operand_def()
+    axis = operand_def(IndexType)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, kind: str, value: SSAValue, axis: SSAValue):
+        super().__init__(
+            operands=[value, axis],
+            result_types=[value.type],
+            properties={"kind": StringAttr(kind)},
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in COMBINE_KINDS:
+            raise VerifyException(
+                f"tile.combine: unknown kind '{self.kind.data}' (known: {', '.join(COMBINE_KINDS)})"
+            )
+        thread_axis_extent(self, self.axis)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} ")
+        printer.print_ssa_value(self.value)
+        printer.print_string(" across ")
+        printer.print_ssa_value(self.axis)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CombineOp:
+        kind = parser.parse_identifier()
+        value = parser.parse_unresolved_operand()
+        parser.parse_keyword("across")
+        axis = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        v, a = parser.resolve_operands([value, axis], [type_, IndexType()], parser.pos)
+        op = cls(kind, v, a)
+        op.attributes.update(attrs)
+        return op
+
+
+Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp])
