@@ -266,3 +266,27 @@ def check_in_bounds(
                 f"{op_name}: index {axis} ranges over [{bounds[0]}, {bounds[1]}], "
                 f"outside the buffer's extent {size}"
             )
+
+
+def eval_expr(expr: AffineExpr, dims: Sequence):
+    """Evaluate ``expr`` on ints or numpy arrays (broadcasting), with floor semantics."""
+    if isinstance(expr, AffineConstantExpr):
+        return expr.value
+    if isinstance(expr, AffineDimExpr):
+        return dims[expr.position]
+    assert isinstance(expr, AffineBinaryOpExpr)
+    lhs, rhs = eval_expr(expr.lhs, dims), eval_expr(expr.rhs, dims)
+    if expr.kind == AffineBinaryOpKind.Add:
+        return lhs + rhs
+    if expr.kind == AffineBinaryOpKind.Mul:
+        return lhs * rhs
+    if expr.kind == AffineBinaryOpKind.FloorDiv:
+        return lhs // rhs
+    if expr.kind == AffineBinaryOpKind.CeilDiv:
+        return -((-lhs) // rhs)
+    return lhs % rhs
+
+
+def eval_map(map: AffineMap, dims: Sequence) -> tuple:
+    """Every result of ``map`` on ``dims`` (ints or broadcastable numpy arrays)."""
+    return tuple(eval_expr(r, dims) for r in map.results)

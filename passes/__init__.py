@@ -1,1 +1,37 @@
-"""deplodock."""
+"""Every pass of the project, by the name `deplo-opt -p` and `deplodock -v` use.
+
+One module per pass, grouped by the level it rewrites; this table is the only place that
+lists them, so the CLI, deplo-opt and the pipeline agree on names.
+"""
+
+from collections.abc import Callable
+from importlib import import_module
+
+from xdsl.passes import ModulePass
+
+# pass name -> "module:ClassName", imported on first use so start-up stays fast.
+_PASSES: dict[str, str] = {
+    "decompose": "deplodock.passes.torch.decompose:Decompose",
+    "lift-to-loop": "deplodock.passes.tensor.lift_to_loop:LiftToLoop",
+    "fuse": "deplodock.passes.loop.fuse:Fuse",
+    "tileify": "deplodock.passes.tile.tileify:Tileify",
+    "cooperative-reduce": "deplodock.passes.tile.cooperative_reduce:CooperativeReduce",
+    "blockify-launch": "deplodock.passes.tile.blockify_launch:BlockifyLaunch",
+    "materialize": "deplodock.passes.kernel.materialize:Materialize",
+}
+
+
+def _loader(spec: str) -> Callable[[], type[ModulePass]]:
+    module, _, cls = spec.partition(":")
+    return lambda: getattr(import_module(module), cls)
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """name -> a function returning the pass class (the form xDSL's opt main expects)."""
+    return {name: _loader(spec) for name, spec in _PASSES.items()}
+
+
+def get_pass(name: str) -> type[ModulePass]:
+    if name not in _PASSES:
+        raise KeyError(f"unknown pass '{name}' (known: {', '.join(_PASSES)})")
+    return _loader(_PASSES[name])()

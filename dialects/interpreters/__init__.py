@@ -1,0 +1,1 @@
+"""Interpreters of the project dialects (numpy values, xDSL interpreter framework)."""
