@@ -1,0 +1,298 @@
+"""Compile CUDA C++ to a cubin with NVRTC, and report each kernel's resources.
+
+We ask NVRTC for a real cubin (``sm_90``, not ``compute_90``) rather than PTX: the SASS
+is then fixed at compile time, ptxas runs here (so its resource report is available
+even on a machine without a GPU), and loading the module later needs no JIT.
+
+The resource report comes from ptxas itself: ``--ptxas-options=-v`` makes ptxas write
+``Used N registers ... N bytes smem`` and ``N bytes stack frame, N bytes spill stores,
+N bytes spill loads`` for every entry function into the NVRTC log, which we parse.
+
+Nothing here needs a GPU or a CUDA driver; only the NVRTC library (the
+``nvidia-cuda-nvrtc`` wheel) and the CUDA headers (the ``nvidia-cuda-runtime`` wheel or
+a CUDA toolkit) must be installed.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cuda.bindings import nvrtc as _nvrtc
+
+__all__ = [
+    "CompiledModule",
+    "KernelResources",
+    "NvrtcError",
+    "compile_cuda",
+    "cuda_include_dir",
+    "nvrtc_version",
+    "parse_ptxas_resources",
+]
+
+# Makes ptxas print per-kernel registers, shared memory, stack and spills into the log.
+# (`-Xptxas=-v` is its short spelling.) Checked with NVRTC 13.0 and 13.5.
+PTXAS_VERBOSE = "--ptxas-options=-v"
+NO_CACHE = "--no-cache"
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """What ptxas reports for one kernel: the numbers that decide occupancy and spills."""
+
+    name: str  # kernel function name, as in the cubin (mangled unless `extern "C"`)
+    registers: int  # per thread
+    shared_bytes: int  # static shared memory per block (dynamic comes at launch)
+    spill_stores: int  # bytes
+    spill_loads: int  # bytes
+    local_bytes: int  # stack frame, bytes per thread
+
+    @property
+    def spills(self) -> bool:
+        """True when ptxas ran out of registers and spilled to local memory."""
+        return self.spill_stores > 0 or self.spill_loads > 0
+
+
+@dataclass(frozen=True)
+class CompiledModule:
+    """A cubin plus what produced it: the source, the arch, and the full NVRTC log."""
+
+    source: str
+    arch: str  # e.g. "sm_90"
+    cubin: bytes
+    log: str  # the full NVRTC log (front-end warnings and the ptxas report)
+    resources: dict[str, KernelResources]  # per __global__ kernel name
+
+
+class NvrtcError(Exception):
+    """NVRTC rejected a program.
+
+    The message holds the NVRTC log and the offending source lines with their numbers,
+    so a failure in generated code reads without opening anything; the whole source is
+    also kept on disk at ``source_path`` for a closer look.
+    """
+
+    def __init__(self, message: str, log: str = "", source_path: Path | None = None):
+        super().__init__(message)
+        self.log = log
+        self.source_path = source_path
+
+
+@functools.cache
+def nvrtc_version() -> tuple[int, int]:
+    """The (major, minor) version of the NVRTC library that was loaded."""
+    err, major, minor = _nvrtc.nvrtcVersion()
+    _check(err, "nvrtcVersion")
+    return int(major), int(minor)
+
+
+@functools.cache
+def cuda_include_dir() -> str | None:
+    """The directory holding the CUDA headers (cuda_fp16.h, ...), or None if none is found.
+
+    NVRTC has no built-in search path, so kernels that ``#include <cuda_fp16.h>`` need
+    ``-I``. We prefer the headers of the pip wheels (they ship with the NVRTC we load,
+    so the versions match), then a CUDA toolkit.
+    """
+    candidates: list[Path] = []
+    try:  # cuda-pathfinder knows every layout the wheels and toolkits use.
+        from cuda.pathfinder import find_nvidia_header_directory
+
+        found = find_nvidia_header_directory("cudart")
+        if found:
+            candidates.append(Path(found))
+    except Exception:  # older pathfinder lacks it; fall back to our own search
+        pass
+    spec = importlib.util.find_spec("nvidia")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        # CUDA 13 wheels share nvidia/cu13; CUDA 12 wheels had one folder per component.
+        candidates += [Path(root) / "cu13" / "include", Path(root) / "cuda_runtime" / "include"]
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            candidates.append(Path(os.environ[var]) / "include")
+    candidates.append(Path("/usr/local/cuda/include"))
+    for directory in candidates:
+        if (directory / "cuda_fp16.h").is_file():
+            return str(directory)
+    return None
+
+
+def compile_cuda(
+    source: str, arch: str = "sm_90", options: Sequence[str] = (), name: str = "kernel.cu"
+) -> CompiledModule:
+    """Compile CUDA C++ ``source`` to a cubin for ``arch`` (``sm_XX``), with its resources.
+
+    Default options are ``--std=c++17`` (dropped if ``options`` names a standard), the
+    ptxas verbose report, ``--no-cache`` (see ``_default_options``), and ``-I`` for the
+    CUDA headers. We do not pass
+    ``-default-device``: generated kernels mark their device functions explicitly.
+    Raises NvrtcError (log plus quoted source lines) if the program does not compile.
+    """
+    if not re.fullmatch(r"sm_\d+[af]?", arch):
+        raise ValueError(f"arch must be a real architecture such as 'sm_90', got {arch!r}")
+    all_options = _default_options(arch, options) + list(options)
+
+    err, prog = _nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    _check(err, "nvrtcCreateProgram")
+    try:
+        encoded = [o.encode() for o in all_options]
+        (err,) = _nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
+        log = _program_log(prog)
+        if err != _nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise _compile_error(source, arch, name, log, err, all_options)
+        cubin = _cubin(prog)
+    finally:
+        _nvrtc.nvrtcDestroyProgram(prog)
+    return CompiledModule(
+        source=source, arch=arch, cubin=cubin, log=log, resources=parse_ptxas_resources(log)
+    )
+
+
+def _default_options(arch: str, user_options: Sequence[str]) -> list[str]:
+    options = [f"--gpu-architecture={arch}", PTXAS_VERBOSE]
+    if nvrtc_version() >= (12, 9):
+        # NVRTC 12.9+ caches compilations in the driver's compute cache (on disk, across
+        # processes, wherever a driver is present); a cache hit skips ptxas and leaves
+        # the log empty, so the resource report would silently vanish.
+        options.append(NO_CACHE)
+    if not any(o.startswith(("--std", "-std")) for o in user_options):
+        options.append("--std=c++17")
+    include = cuda_include_dir()
+    if include:
+        options.append(f"-I{include}")
+    return options
+
+
+def _check(err: object, call: str) -> None:
+    """Raise for a failed NVRTC API call other than compilation itself (rare: misuse, OOM)."""
+    if err != _nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise NvrtcError(f"{call} failed: {_error_name(err)}")
+
+
+def _error_name(err: object) -> str:
+    try:
+        return _nvrtc.nvrtcGetErrorString(err)[1].decode()
+    except Exception:  # a name is only for the message
+        return str(err)
+
+
+def _program_log(prog: object) -> str:
+    err, size = _nvrtc.nvrtcGetProgramLogSize(prog)
+    _check(err, "nvrtcGetProgramLogSize")
+    buf = b" " * size
+    (err,) = _nvrtc.nvrtcGetProgramLog(prog, buf)
+    _check(err, "nvrtcGetProgramLog")
+    return buf.rstrip(b"\0").decode(errors="replace").strip()
+
+
+def _cubin(prog: object) -> bytes:
+    err, size = _nvrtc.nvrtcGetCUBINSize(prog)
+    _check(err, "nvrtcGetCUBINSize")
+    if size == 0:
+        raise NvrtcError("NVRTC produced no cubin: was the arch a virtual one (compute_XX)?")
+    buf = b" " * size
+    (err,) = _nvrtc.nvrtcGetCUBIN(prog, buf)
+    _check(err, "nvrtcGetCUBIN")
+    return buf
+
+
+# --- the ptxas resource report ---------------------------------------------------------
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_PROPERTIES = re.compile(r"Function properties for (\S+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_REGISTERS = re.compile(r"Used (\d+) registers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def parse_ptxas_resources(log: str) -> dict[str, KernelResources]:
+    """Per-kernel resources from a ``ptxas -v`` report (as found in the NVRTC log).
+
+    ptxas reports, for each entry function::
+
+        ptxas info    : Compiling entry function 'k' for 'sm_90'
+        ptxas info    : Function properties for k
+        ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+        ptxas info    : Used 10 registers, used 1 barriers, 1024 bytes smem
+
+    Non-inlined device functions get "Function properties" lines too; they are read
+    but only entry functions (kernels) are returned. Missing numbers count as 0.
+    """
+    entries: list[str] = []
+    fields: dict[str, dict[str, int]] = {}
+    current: str | None = None
+    for line in log.splitlines():
+        if m := _ENTRY.search(line):
+            current = m.group(1)
+            if current not in fields:
+                entries.append(current)
+                fields[current] = {}
+        elif m := _PROPERTIES.search(line):
+            current = m.group(1)
+            fields.setdefault(current, {})
+        elif current is not None and (m := _FRAME.search(line)):
+            stack, stores, loads = (int(g) for g in m.groups())
+            fields[current].update(local_bytes=stack, spill_stores=stores, spill_loads=loads)
+        elif current is not None and (m := _REGISTERS.search(line)):
+            fields[current]["registers"] = int(m.group(1))
+            if s := _SMEM.search(line):
+                fields[current]["shared_bytes"] = int(s.group(1))
+    return {
+        name: KernelResources(
+            name=name,
+            registers=fields[name].get("registers", 0),
+            shared_bytes=fields[name].get("shared_bytes", 0),
+            spill_stores=fields[name].get("spill_stores", 0),
+            spill_loads=fields[name].get("spill_loads", 0),
+            local_bytes=fields[name].get("local_bytes", 0),
+        )
+        for name in entries
+    }
+
+
+# --- compile errors ----------------------------------------------------------------------
+
+_DIAGNOSTIC = re.compile(r"^(.*?)\((\d+)\): (?:catastrophic )?error\b", re.MULTILINE)
+_MAX_QUOTED = 8  # offending lines quoted in the message; the log has the rest
+_CONTEXT = 1  # lines of source around each offending line
+
+
+def _compile_error(
+    source: str, arch: str, name: str, log: str, err: object, options: Sequence[str]
+) -> NvrtcError:
+    """An NvrtcError that keeps the source on disk and quotes the lines the log blames."""
+    path = Path(tempfile.mkdtemp(prefix="deplodock-nvrtc-")) / Path(name).name
+    path.write_text(source)
+    lines = source.splitlines()
+    blamed = sorted(
+        {int(m.group(2)) for m in _DIAGNOSTIC.finditer(log) if Path(m.group(1)).name == path.name}
+    )
+    parts = [
+        f"NVRTC could not compile {name} for {arch} ({_error_name(err)}).",
+        f"Source kept at {path}",
+        f"Options: {' '.join(options)}",
+        "--- NVRTC log ---",
+        log or "(empty)",
+    ]
+    if blamed:
+        parts.append("--- offending source lines ---")
+        shown: set[int] = set()
+        for lineno in blamed[:_MAX_QUOTED]:
+            lo, hi = max(1, lineno - _CONTEXT), min(len(lines), lineno + _CONTEXT)
+            if shown and lo - 1 not in shown:
+                parts.append("      ...")
+            for n in range(lo, hi + 1):
+                if n not in shown:
+                    shown.add(n)
+                    marker = ">" if n in blamed else " "
+                    parts.append(f"{marker} {n:5d} | {lines[n - 1]}")
+        if len(blamed) > _MAX_QUOTED:
+            parts.append(f"  ({len(blamed) - _MAX_QUOTED} more offending lines in the log)")
+    return NvrtcError("\n".join(parts), log=log, source_path=path)

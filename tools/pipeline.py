@@ -1,0 +1,111 @@
+"""The lowering pipeline: which passes take a program from one level to the next.
+
+    torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
+          ──tileify, cooperative-reduce, blockify-launch──▶ tile ──materialize──▶ kernel
+          ──emit──▶ cuda
+
+``lower(module, to=...)`` runs the passes in order, verifying after each, and reports each
+step to an observer so the CLI can list passes (``-v``) or print a diff per pass (``-vv``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from deplodock.dialects import make_context
+from deplodock.passes import get_pass
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
+
+# The passes that produce each level from the one before it.
+PASSES_TO: dict[str, tuple[str, ...]] = {
+    "tensor": ("decompose",),
+    "loop": ("lift-to-loop", "fuse"),
+    "tile": ("tileify", "cooperative-reduce", "blockify-launch"),
+    "kernel": ("materialize",),
+}
+
+
+def level_of(module: ModuleOp) -> str:
+    """The lowest level whose ops the module holds (torch for an empty one)."""
+    names = {op.name.split(".")[0] for op in module.walk()}
+    for level, dialect in (
+        ("kernel", "kernel"),
+        ("tile", "tile"),
+        ("loop", "loop"),
+        ("tensor", "ten"),
+    ):
+        if dialect in names:
+            return level
+    return "torch"
+
+
+def passes_between(start: str, stop: str) -> list[str]:
+    """Pass names that take a program from level ``start`` to level ``stop``."""
+    if start not in LEVELS or stop not in LEVELS:
+        raise ValueError(f"unknown level (known: {', '.join(LEVELS)})")
+    first, last = LEVELS.index(start), LEVELS.index(min(stop, "kernel", key=LEVELS.index))
+    return [name for level in LEVELS[first + 1 : last + 1] for name in PASSES_TO[level]]
+
+
+@dataclass(frozen=True)
+class PassStep:
+    """What an observer hears after each pass: its number, name, and the IR around it."""
+
+    index: int
+    name: str
+    before: str
+    after: str
+
+    @property
+    def tag(self) -> str:
+        return f"{self.index:03d}_{self.name}"
+
+    def diff(self) -> str:
+        """The unified diff of this pass between ``>>> NNN_name`` / ``<<< NNN_name`` lines."""
+        lines = difflib.unified_diff(
+            self.before.splitlines(keepends=True),
+            self.after.splitlines(keepends=True),
+            fromfile=f"before {self.name}",
+            tofile=f"after {self.name}",
+        )
+        body = "".join(lines) or "(no change)\n"
+        if not body.endswith("\n"):
+            body += "\n"
+        return f">>> {self.tag}\n{body}<<< {self.tag}\n"
+
+
+Observer = Callable[[PassStep], None]
+
+
+def lower(
+    module: ModuleOp,
+    to: str,
+    *,
+    ctx: Context | None = None,
+    observer: Observer | None = None,
+    options: dict[str, ModulePass] | None = None,
+) -> ModuleOp:
+    """Lower ``module`` in place to level ``to`` (``cuda`` stops at kernel; emit after).
+
+    ``options`` maps a pass name to a configured instance, overriding its defaults.
+    """
+    ctx = ctx or make_context()
+    start = level_of(module)
+    if LEVELS.index(to) < LEVELS.index(start):
+        raise ValueError(f"the program is already at the {start} level, below {to}")
+    everything = passes_between("torch", "kernel")
+    for name in passes_between(start, to):
+        index = everything.index(name) + 1  # numbered as in the full pipeline
+        pass_ = (options or {}).get(name) or get_pass(name)()
+        before = str(module) if observer else ""
+        pass_.apply(ctx, module)
+        module.verify()
+        if observer:
+            observer(PassStep(index, name, before, str(module)))
+    return module
