@@ -70,10 +70,11 @@ def _load(args: argparse.Namespace):
 
 
 def _parse_file(path: Path):
-    from deplodock.dialects import make_context
-    from deplodock.opt import format_parse_error
     from xdsl.parser import Parser
     from xdsl.utils.exceptions import ParseError
+
+    from deplodock.dialects import make_context
+    from deplodock.opt import format_parse_error
 
     try:
         text = path.read_text()
@@ -124,6 +125,7 @@ def _compile(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import torch
+
     from deplodock.backends.cuda.driver import gpu_available
     from deplodock.backends.cuda.runtime import CompiledProgram
 
@@ -182,6 +184,7 @@ def _fresh_inputs(captured, func, seed: int):
     kernel that reads the wrong weight element.
     """
     import torch
+
     from deplodock.frontends.export import graph_inputs
 
     gen = torch.Generator().manual_seed(seed)

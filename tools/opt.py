@@ -15,11 +15,12 @@ import sys
 from collections.abc import Sequence
 from typing import IO
 
-from deplodock.dialects import project_dialects
-from deplodock.passes import all_passes
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
+
+from deplodock.dialects import project_dialects
+from deplodock.passes import all_passes
 
 
 def _cuda_target(module: ModuleOp, output: IO[str]) -> None:

@@ -14,11 +14,12 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from deplodock.dialects import make_context
-from deplodock.passes import get_pass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+
+from deplodock.dialects import make_context
+from deplodock.passes import get_pass
 
 LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
+
 from deplodock.backends.cuda.driver import LoadedModule, NoGpuError, gpu_available
 from deplodock.backends.cuda.emit import emit_cuda
 from deplodock.backends.cuda.nvrtc import CompiledModule, KernelResources, compile_cuda
 from deplodock.dialects import kernel
 from deplodock.frontends.export import torch_dtype
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
 
 
 def forward_func(module: ModuleOp, entry: str = "forward") -> func.FuncOp:
