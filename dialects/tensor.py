@@ -79,17 +79,6 @@ class MapOp(IRDLOperation):
     def __init__(self, inputs: Sequence[SSAValue], result_type: TensorType, body: Region):
         super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
 
-    @staticmethod
-    def build(
-        inputs: Sequence[SSAValue], result_type: TensorType, build_body
-    ) -> MapOp:
-        """Make a map whose body ``build_body(block_args) -> [ops..., yielded]`` returns ops."""
-        block = Block(arg_types=[_element(v.type) for v in inputs])
-        ops = build_body(*block.args)
-        block.add_ops(ops)
-        block.add_op(YieldOp(ops[-1].results[0]))
-        return MapOp(inputs, result_type, Region(block))
-
     def verify_(self) -> None:
         shape = _shape(self.result)
         for i, operand in enumerate(self.inputs):
@@ -119,8 +108,10 @@ class MapOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string("(")
         printer.print_list(self.inputs, printer.print_ssa_value)
-        printer.print_string(") : ")
-        printer.print_list((v.type for v in self.inputs), printer.print_attribute)
+        printer.print_string(") :")
+        if self.inputs:
+            printer.print_string(" ")
+            printer.print_list((v.type for v in self.inputs), printer.print_attribute)
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)
         printer.print_op_attributes(self.attributes, print_keyword=True)

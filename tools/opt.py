@@ -20,6 +20,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from deplodock.dialects import project_dialects
+from deplodock.frontends.errors import UserInputError
 from deplodock.passes import all_passes
 
 
@@ -80,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         opt.run()
     except ParseError as error:
         print(format_parse_error(error, filename), file=sys.stderr)
+        return 1
+    except UserInputError as error:  # e.g. decompose listing unsupported ops
+        print(f"deplo-opt: error: {error}", file=sys.stderr)
         return 1
     except (VerifyException, DiagnosticException) as error:
         print(f"{filename}: error: {error}", file=sys.stderr)

@@ -1,0 +1,85 @@
+"""decompose: the torch dialect → the tensor (`ten`) dialect.
+
+Each `torch.aten` op becomes ten.map / ten.reduce / ten.index_map ops, one pattern per
+ATen op family in `decompositions/` (see `decompositions/common.py` for the shared
+building blocks). The function's signature does not change.
+
+An op no pattern handles stays; after the walk, every one left is reported at once, with
+the user's source line, as an `UnsupportedOpsError`, so a model shows all the work
+missing in one run rather than one op per run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+
+from deplodock.dialects.torch import AtenOp
+from deplodock.frontends.errors import UserInputError
+from deplodock.passes.torch.decompositions.binary import ElementwiseBinary
+from deplodock.passes.torch.decompositions.common import Decomposition
+from deplodock.passes.torch.decompositions.matmul import MatMul
+from deplodock.passes.torch.decompositions.mean import Mean
+from deplodock.passes.torch.decompositions.pow import Pow
+from deplodock.passes.torch.decompositions.reduction import Reduction
+from deplodock.passes.torch.decompositions.relu import Relu
+from deplodock.passes.torch.decompositions.rms_norm import RmsNorm
+from deplodock.passes.torch.decompositions.softmax import Softmax
+from deplodock.passes.torch.decompositions.unary import Unary
+
+DECOMPOSITIONS: tuple[type[Decomposition], ...] = (
+    ElementwiseBinary, Unary, Relu, Pow, Reduction, Mean, Softmax, RmsNorm, MatMul,
+)
+
+
+def supported_targets() -> list[str]:
+    """Every ATen overload the pass decomposes, sorted."""
+    return sorted(t for d in DECOMPOSITIONS for t in d.targets)
+
+
+def qualified_name(target: str) -> str:
+    """`aten.add.Tensor` for an ATen target; other namespaces already carry theirs."""
+    return target if target.count(".") >= 2 else f"aten.{target}"
+
+
+class UnsupportedOpsError(UserInputError):
+    """Ops the decomposition cannot lower, listed together with where they came from.
+
+    `entries` holds (qualified target, source or None, reason or None) per op; the
+    message shows each distinct entry once, with how often it occurs.
+    """
+
+    def __init__(self, ops: Sequence[AtenOp], reasons: Mapping[AtenOp, str]):
+        self.entries = [
+            (qualified_name(op.overload), op.source_location, reasons.get(op)) for op in ops
+        ]
+        lines = []
+        for (target, source, reason), n in Counter(self.entries).items():
+            line = f"  {target}"
+            line += f" ({reason})" if reason else ""
+            line += f" at {source}" if source else ""
+            line += f" [{n} times]" if n > 1 else ""
+            lines.append(line)
+        s = "" if len(ops) == 1 else "s"
+        super().__init__(f"deplodock: {len(ops)} unsupported op{s}:\n" + "\n".join(lines))
+
+
+@dataclass(frozen=True)
+class Decompose(ModulePass):
+    """Rewrite every torch.aten op into ten ops; raise UnsupportedOpsError for the rest."""
+
+    name = "decompose"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        reasons: dict[AtenOp, str] = {}
+        patterns = [d(reasons) for d in DECOMPOSITIONS]
+        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
+        left = [o for o in op.walk() if isinstance(o, AtenOp)]
+        if left:
+            raise UnsupportedOpsError(left, reasons)

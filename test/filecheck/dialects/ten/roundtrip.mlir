@@ -1,0 +1,42 @@
+// RUN: deplo-opt %s | filecheck %s
+// RUN: deplo-opt %s | deplo-opt | filecheck %s
+
+// Every ten op in its custom syntax, printed back as written.
+func.func @ops(%x: tensor<2x4x64xf32>, %w: tensor<64xf32>) -> (tensor<2x4x64xf32>, tensor<2x4xf32>, tensor<4xf32>) {
+  %w_b = ten.index_map %w (d0, d1, d2) -> (d2) : tensor<64xf32> -> tensor<2x4x64xf32>
+  %y = ten.map(%x, %w_b) : tensor<2x4x64xf32>, tensor<2x4x64xf32> -> tensor<2x4x64xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.mulf %a, %b : f32
+    %r = math.rsqrt %c : f32
+    ten.yield %r : f32
+  }
+  %sum = ten.reduce add %y dims [2] : tensor<2x4x64xf32> -> tensor<2x4xf32>
+  %max = ten.reduce max %x dims [0, 2] : tensor<2x4x64xf32> -> tensor<4xf32>
+  %t = ten.index_map %x (d0, d1, d2) -> (d1, (d0 floordiv 2), (d2 mod 64)) : tensor<2x4x64xf32> -> tensor<4x2x64xf32>
+  %k = ten.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+  %s = ten.constant dense<0.000000e+00> : tensor<f32>
+  %z = ten.map() : -> tensor<4xf32> {
+    %zero = arith.constant 0.000000e+00 : f32
+    ten.yield %zero : f32
+  }
+  func.return %y, %sum, %max : tensor<2x4x64xf32>, tensor<2x4xf32>, tensor<4xf32>
+}
+
+// CHECK:      func.func @ops(%x: tensor<2x4x64xf32>, %w: tensor<64xf32>) -> (tensor<2x4x64xf32>, tensor<2x4xf32>, tensor<4xf32>) {
+// CHECK-NEXT:   %w_b = ten.index_map %w (d0, d1, d2) -> (d2) : tensor<64xf32> -> tensor<2x4x64xf32>
+// CHECK-NEXT:   %y = ten.map(%x, %w_b) : tensor<2x4x64xf32>, tensor<2x4x64xf32> -> tensor<2x4x64xf32> {
+// CHECK-NEXT:   ^bb0(%a: f32, %b: f32):
+// CHECK-NEXT:     %c = arith.mulf %a, %b : f32
+// CHECK-NEXT:     %r = math.rsqrt %c : f32
+// CHECK-NEXT:     ten.yield %r : f32
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %sum = ten.reduce add %y dims [2] : tensor<2x4x64xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:   %max = ten.reduce max %x dims [0, 2] : tensor<2x4x64xf32> -> tensor<4xf32>
+// CHECK-NEXT:   %t = ten.index_map %x (d0, d1, d2) -> (d1, (d0 floordiv 2), (d2 mod 64)) : tensor<2x4x64xf32> -> tensor<4x2x64xf32>
+// CHECK-NEXT:   %k = ten.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+// CHECK-NEXT:   %s = ten.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT:   %z = ten.map() : -> tensor<4xf32> {
+// CHECK-NEXT:     %zero = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:     ten.yield %zero : f32
+// CHECK-NEXT:   }
+// CHECK-NEXT:   func.return %y, %sum, %max : tensor<2x4x64xf32>, tensor<2x4xf32>, tensor<4xf32>

@@ -1,0 +1,194 @@
+// RUN: deplo-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// One case per rule of the tile dialect's verifiers.
+
+func.func @bad_binding(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = tile.kernel @k axes(%a : 4 = warp) ins(%xb = %x : tensor<4xf32>) outs(%yb : tensor<4xf32>) {
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK: tile.kernel: axis binding 'warp' is not one of free, thread, block
+
+// -----
+
+func.func @zero_extent(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = tile.kernel @k axes(%a : 0 = free) ins(%xb = %x : tensor<4xf32>) outs(%yb : tensor<4xf32>) {
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK: tile.kernel: axis extent 0 must be positive
+
+// -----
+
+func.func @too_many_threads(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = tile.kernel @k axes(%a : 64 = thread, %b : 32 = thread) ins(%xb = %x : tensor<4xf32>) outs(%yb : tensor<4xf32>) {
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK: tile.kernel: thread axes give 2048 threads per block, more than the target's 1024
+
+// -----
+
+func.func @extents_and_bindings(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = "tile.kernel"(%x) <{sym_name = "k", extents = [#builtin.int<4>, #builtin.int<2>], bindings = ["free"]}> ({
+  ^bb0(%a: index, %xb: memref<4xf32>, %yb: memref<4xf32>):
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK: tile.kernel: one binding per axis extent
+
+// -----
+
+func.func @axis_not_index(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = "tile.kernel"(%x) <{sym_name = "k", extents = [#builtin.int<4>], bindings = ["free"]}> ({
+  ^bb0(%a: i32, %xb: memref<4xf32>, %yb: memref<4xf32>):
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK: tile.kernel: axis arguments are of type index
+
+// -----
+
+func.func @buffer_mismatch(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = "tile.kernel"(%x) <{sym_name = "k", extents = [#builtin.int<4>], bindings = ["free"]}> ({
+  ^bb0(%a: index, %xb: memref<8xf32>, %yb: memref<4xf32>):
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK: tile.kernel: buffer argument 0 is memref<8xf32>, expected memref<4xf32> for tensor<4xf32>
+
+// -----
+
+func.func @zero_step(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    tile.strided_for %i = %t to 64 step 0 {
+    }
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.strided_for: step 0 must be positive
+
+// -----
+
+func.func @unknown_reduce_kind(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %p = tile.strided_for %i = %t to 64 step 32 reduce(xor) -> f32 {
+      %v = loop.load %xb[%i] : memref<64xf32>
+      loop.yield %v : f32
+    }
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.strided_for: unknown reduction kind 'xor' (known: add, mul, max, min)
+
+// -----
+
+func.func @reduce_without_yield(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %p = tile.strided_for %i = %t to 64 step 32 reduce(add) -> f32 {
+      %v = loop.load %xb[%i] : memref<64xf32>
+    }
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.strided_for: a reduce loop must yield one value per accumulator
+
+// -----
+
+func.func @kinds_and_results(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %p = "tile.strided_for"(%t) <{upper = #builtin.int<64>, step = #builtin.int<32>, reduce = ["add", "max"]}> ({
+    ^bb0(%i: index):
+      %v = loop.load %xb[%i] : memref<64xf32>
+      loop.yield %v : f32
+    }) : (index) -> f32
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.strided_for: 2 reduction kinds for 1 results
+
+// -----
+
+func.func @free_loop_yields(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    tile.strided_for %i = %t to 64 step 32 {
+      %v = loop.load %xb[%i] : memref<64xf32>
+      loop.yield %v : f32
+    }
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.strided_for: a free loop yields nothing
+
+// -----
+
+func.func @two_induction_vars(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    "tile.strided_for"(%t) <{upper = #builtin.int<64>, step = #builtin.int<32>, reduce = []}> ({
+    ^bb0(%i: index, %j: index):
+    }) : (index) -> ()
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.strided_for: the body takes exactly one index (the induction var)
+
+// -----
+
+func.func @out_of_bounds(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %v = loop.load %xb[%t * 2 + 2] : memref<64xf32>
+    loop.store %v, %yb[%t] : memref<64xf32>
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: loop.load: index 0 ranges over [2, 64], outside the buffer's extent 64
+
+// -----
+
+func.func @combine_unknown_kind(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %v = loop.load %xb[%t] : memref<64xf32>
+    %s = tile.combine avg %v across %t : f32
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.combine: unknown kind 'avg' (known: add, mul, max, min)
+
+// -----
+
+func.func @combine_across_block(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread, %b : 2 = block) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %v = loop.load %xb[%b * 32 + %t] : memref<64xf32>
+    %s = tile.combine add %v across %b : f32
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.combine: b must be a thread axis of the enclosing tile.kernel
+
+// -----
+
+func.func @combine_across_value(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %v = loop.load %xb[%t] : memref<64xf32>
+    %i = arith.constant 0 : index
+    %s = tile.combine add %v across %i : f32
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.combine: i must be a thread axis of the enclosing tile.kernel

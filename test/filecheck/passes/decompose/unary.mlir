@@ -1,0 +1,32 @@
+// RUN: deplo-opt %s -p decompose | filecheck %s
+
+// One ten.map each, the body the upstream math op (or a short arith formula).
+func.func @unary(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %rsqrt = torch.aten "rsqrt.default"(self = %x) : (tensor<8xf32>) -> tensor<8xf32>
+  %exp = torch.aten "exp.default"(self = %x) : (tensor<8xf32>) -> tensor<8xf32>
+  %neg = torch.aten "neg.default"(self = %x) : (tensor<8xf32>) -> tensor<8xf32>
+  %silu = torch.aten "silu.default"(self = %x) : (tensor<8xf32>) -> tensor<8xf32>
+  func.return %rsqrt, %exp, %neg, %silu : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @unary
+// CHECK-NEXT:    %rsqrt = ten.map(%x) : tensor<8xf32> -> tensor<8xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.rsqrt %[[A]] : f32
+// CHECK-NEXT:      ten.yield %[[R]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %exp = ten.map(%x) : tensor<8xf32> -> tensor<8xf32> {
+// CHECK-NEXT:    ^bb0(%[[B:.*]]: f32):
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[B]] : f32
+// CHECK-NEXT:      ten.yield %[[E]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %neg = ten.map(%x) : tensor<8xf32> -> tensor<8xf32> {
+// CHECK-NEXT:    ^bb0(%[[C:.*]]: f32):
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[N:.*]] = arith.subf %[[Z]], %[[C]] : f32
+// CHECK-NEXT:      ten.yield %[[N]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %silu = ten.map(%x) : tensor<8xf32> -> tensor<8xf32> {
+// CHECK:           math.exp
+// CHECK:           arith.divf
+// CHECK-NEXT:      arith.mulf
