@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     IRDLOperation,
