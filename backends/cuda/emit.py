@@ -1,0 +1,611 @@
+"""CUDA C from the kernel level: one tree walk, one ``__global__`` function per kernel.
+
+Every ``kernel.kernel`` of the module becomes::
+
+    // grid (32, 1, 1), block (256, 1, 1)
+    extern "C" __global__ void __launch_bounds__(256) k_rms_norm(
+        const float* __restrict__ xb, const float* __restrict__ wb, float* __restrict__ yb) {
+      ...
+    }
+
+Inputs are ``const`` and every pointer ``__restrict__`` (kernels never alias their
+operands), so loads can take the read-only path. The walk is one-to-one:
+
+* SSA values become ``const`` locals named from their name hints (made C identifiers,
+  unique per kernel); constants are inlined as literals (float literals are the shortest
+  text that reads back to the same float32, with an ``f``; infinities and NaN spelled
+  through ``__int_as_float`` so no header is needed).
+* A reduce ``kernel.for`` keeps one mutable accumulator per kind: ``float acc = <identity>;
+  for (..) { ..; acc = acc + v; }``; a ``kernel.for`` with ``unroll`` gets ``#pragma unroll``.
+* Indices: an index value is an ``int`` when its range (known from the ops that bind it)
+  fits in 32 bits, else ``long long``; buffer accesses are linearised row-major with the
+  memref's shape and computed in ``long long`` only when the buffer has 2^31 or more
+  elements. ``floordiv``/``mod`` print as ``/``/``%``, exact because indices are never
+  negative.
+* ``scf.if`` → ``if``; ``kernel.barrier`` → ``__syncthreads()``; ``kernel.shfl_xor`` →
+  ``__shfl_xor_sync(0xffffffff, v, offset)``; ``kernel.shared`` → ``__shared__ T name[N]``.
+
+``arith.maximumf``/``minimumf`` print as ``fmaxf``/``fminf``, which return the other operand
+rather than NaN when one is NaN; reductions and relu over finite inputs agree exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import IO
+
+import numpy as np
+from xdsl.dialects import affine, arith, scf
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineExpr,
+    AffineMap,
+)
+
+from deplodock.dialects import kernel
+from deplodock.dialects.affine_syntax import expr_range, format_expr, value_ranges
+from deplodock.dialects.combine import combine_kind
+
+INT32_MAX = 2**31 - 1
+_C_SPELLING = {AffineBinaryOpKind.FloorDiv: "/", AffineBinaryOpKind.Mod: "%"}
+
+_C_RESERVED = frozenset(
+    """auto bool break case char const continue default do double else enum extern float for
+    goto if inline int long register restrict return short signed sizeof static struct switch
+    typedef union unsigned void volatile while class new delete this true false template
+    typename namespace operator private public protected virtual friend asm threadIdx blockIdx
+    blockDim gridDim warpSize half min max""".split()
+)
+
+_FLOAT_BINARY = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
+_INT_BINARY = {
+    "arith.addi": "+",
+    "arith.subi": "-",
+    "arith.muli": "*",
+    "arith.divsi": "/",
+    "arith.remsi": "%",
+    "arith.andi": "&",
+    "arith.ori": "|",
+    "arith.xori": "^",
+    "arith.shli": "<<",
+    "arith.shrsi": ">>",
+}
+# op name -> C function (the f32 spelling; f64 drops the trailing 'f').
+_FLOAT_CALLS = {
+    "arith.maximumf": "fmaxf",
+    "arith.maxnumf": "fmaxf",
+    "arith.minimumf": "fminf",
+    "arith.minnumf": "fminf",
+    "arith.remf": "fmodf",
+    "math.absf": "fabsf",
+    "math.acos": "acosf",
+    "math.acosh": "acoshf",
+    "math.asin": "asinf",
+    "math.asinh": "asinhf",
+    "math.atan": "atanf",
+    "math.atan2": "atan2f",
+    "math.atanh": "atanhf",
+    "math.cbrt": "cbrtf",
+    "math.ceil": "ceilf",
+    "math.copysign": "copysignf",
+    "math.cos": "cosf",
+    "math.cosh": "coshf",
+    "math.erf": "erff",
+    "math.erfc": "erfcf",
+    "math.exp": "expf",
+    "math.exp2": "exp2f",
+    "math.expm1": "expm1f",
+    "math.floor": "floorf",
+    "math.fma": "fmaf",
+    "math.log": "logf",
+    "math.log10": "log10f",
+    "math.log1p": "log1pf",
+    "math.log2": "log2f",
+    "math.powf": "powf",
+    "math.round": "roundf",
+    "math.roundeven": "rintf",
+    "math.rsqrt": "rsqrtf",
+    "math.sin": "sinf",
+    "math.sinh": "sinhf",
+    "math.sqrt": "sqrtf",
+    "math.tan": "tanf",
+    "math.tanh": "tanhf",
+    "math.trunc": "truncf",
+}
+_INT_CALLS = {
+    "arith.maxsi": "max",
+    "arith.minsi": "min",
+    "arith.maxui": "max",
+    "arith.minui": "min",
+    "math.absi": "abs",
+}
+# Functions the emitted code calls: a local of the same name would shadow them.
+_C_RESERVED = _C_RESERVED | {
+    *_FLOAT_CALLS.values(),
+    *(f[:-1] for f in _FLOAT_CALLS.values()),
+    *_INT_CALLS.values(),
+    "isinf",
+    "isnan",
+    "INFINITY",
+    "NAN",
+}
+_CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+# cmpf: ordered predicates are C's comparisons (false on NaN); unordered ones negate
+# the opposite ordered comparison (true on NaN).
+_CMPF = {
+    1: "{a} == {b}",
+    2: "{a} > {b}",
+    3: "{a} >= {b}",
+    4: "{a} < {b}",
+    5: "{a} <= {b}",
+    6: "({a} < {b} || {a} > {b})",
+    7: "({a} == {a} && {b} == {b})",
+    8: "!({a} < {b} || {a} > {b})",
+    9: "!({a} <= {b})",
+    10: "!({a} < {b})",
+    11: "!({a} >= {b})",
+    12: "!({a} > {b})",
+    13: "{a} != {b}",
+    14: "({a} != {a} || {b} != {b})",
+}
+_CASTS = (
+    "arith.sitofp",
+    "arith.fptosi",
+    "arith.extf",
+    "arith.truncf",
+    "arith.index_cast",
+    "arith.extsi",
+    "arith.trunci",
+)
+_UNSIGNED_CASTS = ("arith.uitofp", "arith.fptoui", "arith.extui", "arith.index_castui")
+
+
+class EmitError(Exception):
+    """The kernel-level module holds something CUDA C cannot be emitted for."""
+
+
+def emit_cuda(module: ModuleOp) -> str:
+    """CUDA C for every ``kernel.kernel`` of ``module``, ready for NVRTC."""
+    leftovers = sorted(
+        {op.name for op in module.walk() if op.name in ("loop.kernel", "tile.kernel")}
+    )
+    if leftovers:
+        raise EmitError(
+            f"emit_cuda: the module still holds {', '.join(leftovers)}; lower it to the kernel "
+            "level first (tileify, cooperative-reduce, blockify-launch, materialize)"
+        )
+    kernels = [_KernelEmitter(op).emit() for op in module.walk() if isinstance(op, kernel.KernelOp)]
+    header = ["// Generated by deplodock from the kernel-level IR."]
+    text = "\n\n".join(kernels)
+    if "__half" in text:
+        header.append("#include <cuda_fp16.h>")
+    if "__nv_bfloat16" in text:
+        header.append("#include <cuda_bf16.h>")
+    return "\n".join(header) + "\n\n" + text + "\n"
+
+
+def cuda_target(module: ModuleOp, output: IO[str]) -> None:
+    """The ``-t cuda`` target of deplo-opt: the module's kernels as CUDA C."""
+    output.write(emit_cuda(module))
+
+
+# --- types and literals ------------------------------------------------------------------
+
+
+def scalar_type(type_: Attribute) -> str:
+    """The C type of a non-index scalar."""
+    if isinstance(type_, Float32Type):
+        return "float"
+    if isinstance(type_, Float64Type):
+        return "double"
+    if isinstance(type_, Float16Type):
+        return "__half"
+    if isinstance(type_, BFloat16Type):
+        return "__nv_bfloat16"
+    if isinstance(type_, IntegerType):
+        width = type_.width.data
+        return {1: "bool", 8: "signed char", 16: "short", 32: "int", 64: "long long"}[width]
+    raise EmitError(f"emit_cuda: no C type for {type_}")
+
+
+def float_literal(value: float, type_: Attribute) -> str:
+    """The shortest C literal that reads back as the same value of ``type_``."""
+    double = isinstance(type_, Float64Type)
+    if math.isnan(value):
+        if double:
+            return "__longlong_as_double(0x7ff8000000000000LL)"
+        return "__int_as_float(0x7fc00000)"
+    if math.isinf(value):
+        if double:
+            bits = "0xfff0000000000000ULL" if value < 0 else "0x7ff0000000000000LL"
+            return f"__longlong_as_double({bits})"
+        return "__int_as_float(0xff800000)" if value < 0 else "__int_as_float(0x7f800000)"
+    text = repr(value) if double else str(np.float32(value))
+    if not any(c in text for c in ".en"):
+        text += ".0"
+    return text if double else text + "f"
+
+
+def _fits_int(bounds: tuple[int, int] | None) -> bool:
+    return bounds is not None and -INT32_MAX - 1 <= bounds[0] and bounds[1] <= INT32_MAX
+
+
+def _range(value: SSAValue) -> tuple[int, int] | None:
+    """Inclusive bounds of an index value; constants and affine.apply over them included."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return (owner.value.value.data, owner.value.value.data)
+    if isinstance(owner, affine.ApplyOp):
+        ranges = [_range(v) for v in owner.mapOperands]
+        return expr_range(owner.map.data.results[0], ranges)
+    return value_ranges([value])[0]
+
+
+def _fits_int_throughout(expr: AffineExpr, ranges: list[tuple[int, int] | None]) -> bool:
+    """Whether ``expr`` and every subexpression stay within int (so int arithmetic is exact)."""
+    if not _fits_int(expr_range(expr, ranges)):
+        return False
+    if isinstance(expr, AffineBinaryOpExpr):
+        return _fits_int_throughout(expr.lhs, ranges) and _fits_int_throughout(expr.rhs, ranges)
+    return True
+
+
+def _numel(type_: MemRefType) -> int:
+    return math.prod(type_.get_shape())
+
+
+def _without_ceildiv(expr: AffineExpr) -> AffineExpr:
+    """``a ceildiv c`` → ``(a + c - 1) floordiv c``: C has no ceiling division."""
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return expr
+    lhs, rhs = _without_ceildiv(expr.lhs), _without_ceildiv(expr.rhs)
+    if expr.kind == AffineBinaryOpKind.CeilDiv:
+        assert isinstance(rhs, AffineConstantExpr)
+        return (lhs + (rhs.value - 1)) // rhs.value
+    return AffineBinaryOpExpr(expr.kind, lhs, rhs)
+
+
+def linear_index(map: AffineMap, shape: Sequence[int]) -> AffineExpr:
+    """The row-major offset of ``map``'s indices into a buffer of ``shape``."""
+    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    total: AffineExpr = AffineExpr.constant(0)
+    for expr, stride in zip(map.results, strides, strict=True):
+        total = total + (expr * stride if stride != 1 else expr)
+    return total
+
+
+def fold_constants(expr: AffineExpr, operands: Sequence[SSAValue]) -> AffineExpr:
+    """Substitute the dims bound to ``arith.constant`` values (so ``0 * 2048`` vanishes)."""
+    dims = [
+        AffineExpr.constant(v.owner.value.value.data)
+        if isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, IntegerAttr)
+        else AffineExpr.dimension(i)
+        for i, v in enumerate(operands)
+    ]
+    return expr.replace_dims_and_symbols(dims, [])
+
+
+# --- the walk ----------------------------------------------------------------------------
+
+
+class _KernelEmitter:
+    """Emits one kernel; owns its names (unique per kernel) and the output lines."""
+
+    def __init__(self, op: kernel.KernelOp):
+        self.op = op
+        self.lines: list[str] = []
+        self.depth = 0
+        self.names: dict[SSAValue, str] = {}
+        self.taken: set[str] = set()
+        self.shared_names: dict[SSAValue, str] = {}
+
+    # names
+
+    def _fresh(self, hint: str | None, fallback: str = "v") -> str:
+        base = re.sub(r"\W", "_", hint or "") or fallback
+        if base[0].isdigit():
+            base = f"{fallback}{base}"
+        if base in _C_RESERVED or base.startswith("__"):
+            base = f"{base}_"
+        name, n = base, 1
+        while name in self.taken:
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        return name
+
+    def bind(self, value: SSAValue, fallback: str = "v") -> str:
+        name = self._fresh(value.name_hint, fallback)
+        self.names[value] = name
+        return name
+
+    def ref(self, value: SSAValue) -> str:
+        """The C expression for ``value``: its local's name or an inlined constant."""
+        if value in self.names:
+            return self.names[value]
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp):
+            return self._constant(owner)
+        raise EmitError(f"emit_cuda: {value.name_hint or value} is used before it is defined")
+
+    @staticmethod
+    def _constant(op: arith.ConstantOp) -> str:
+        attr = op.value
+        if isinstance(attr, FloatAttr):
+            return float_literal(attr.value.data, attr.type)
+        if isinstance(attr, IntegerAttr):
+            value = attr.value.data
+            if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+                return "true" if value else "false"
+            text = str(value)
+            if not -INT32_MAX - 1 <= value <= INT32_MAX:
+                text += "LL"
+            return f"({text})" if value < 0 else text
+        raise EmitError(f"emit_cuda: no C literal for {attr}")
+
+    def index_type(self, value: SSAValue) -> str:
+        return "int" if _fits_int(_range(value)) else "long long"
+
+    def ctype(self, value: SSAValue) -> str:
+        if isinstance(value.type, IndexType):
+            return self.index_type(value)
+        return scalar_type(value.type)
+
+    # output
+
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def define(self, value: SSAValue, expr: str) -> None:
+        name = self.bind(value)
+        self.line(f"const {self.ctype(value)} {name} = {expr};")
+
+    # kernel
+
+    def emit(self) -> str:
+        op = self.op
+        threads = math.prod(op.block_shape)
+        self.taken.add(op.sym_name.data)  # the symbol the launcher looks up, kept exact
+        params = []
+        n_in = len(op.inputs)
+        for i, arg in enumerate(op.body.block.args):
+            assert isinstance(arg.type, MemRefType)
+            fallback = f"in{i}" if i < n_in else f"out{i - n_in}"
+            name = self.bind(arg, fallback)
+            const = "const " if i < n_in else ""
+            params.append(f"{const}{scalar_type(arg.type.element_type)}* __restrict__ {name}")
+        header = [
+            f"// grid {op.grid_shape}, block {op.block_shape}",
+            f'extern "C" __global__ void __launch_bounds__({threads}) {op.sym_name.data}(',
+            "    " + ",\n    ".join(params) + ") {",
+        ]
+        self.depth = 1
+        self.block(op.body.block)
+        return "\n".join([*header, *self.lines, "}"])
+
+    def block(self, block: Block) -> None:
+        for child in block.ops:
+            self.operation(child)
+
+    def operation(self, op: Operation) -> None:
+        handler = _HANDLERS.get(type(op))
+        if handler is not None:
+            handler(self, op)
+            return
+        name = op.name
+        if isinstance(op, arith.ConstantOp):
+            return  # inlined at each use
+        if name in _FLOAT_BINARY or name in _INT_BINARY:
+            symbol = _FLOAT_BINARY.get(name) or _INT_BINARY[name]
+            lhs, rhs = op.operands
+            self.define(op.results[0], f"{self.ref(lhs)} {symbol} {self.ref(rhs)}")
+        elif name in _FLOAT_CALLS or name in _INT_CALLS:
+            self.define(op.results[0], self._call(op))
+        elif name in _CASTS or name in _UNSIGNED_CASTS:
+            (source,) = op.operands
+            target = self.ctype(op.results[0])
+            inner = self.ref(source)
+            if name in _UNSIGNED_CASTS:
+                inner = f"(unsigned {self.ctype(source)}){inner}"
+            self.define(op.results[0], f"({target}){inner}")
+        else:
+            raise EmitError(f"emit_cuda: no CUDA spelling for '{name}'")
+
+    def _call(self, op: Operation) -> str:
+        name = op.name
+        if name in _FLOAT_CALLS:
+            function = _FLOAT_CALLS[name]
+            if isinstance(op.results[0].type, Float64Type):
+                function = function[:-1]
+            elif not isinstance(op.results[0].type, Float32Type):
+                raise EmitError(f"emit_cuda: '{name}' on {op.results[0].type} (f32, f64 only)")
+        else:
+            function = _INT_CALLS[name]
+        args = ", ".join(self.ref(v) for v in op.operands)
+        return f"{function}({args})"
+
+    # one method per op that is more than an expression
+
+    def thread_id(self, op: kernel.ThreadIdOp) -> None:
+        self.define(op.result, f"threadIdx.{op.dim.data}")
+
+    def block_id(self, op: kernel.BlockIdOp) -> None:
+        self.define(op.result, f"blockIdx.{op.dim.data}")
+
+    def shared(self, op: kernel.SharedOp) -> None:
+        type_ = op.result.type
+        assert isinstance(type_, MemRefType)
+        name = self._fresh(op.sym_name.data, "smem")
+        self.names[op.result] = name
+        self.line(f"__shared__ {scalar_type(type_.element_type)} {name}[{_numel(type_)}];")
+
+    def barrier(self, op: kernel.BarrierOp) -> None:
+        self.line("__syncthreads();")
+
+    def shfl_xor(self, op: kernel.ShflXorOp) -> None:
+        self.define(
+            op.result, f"__shfl_xor_sync(0xffffffff, {self.ref(op.value)}, {op.offset.data})"
+        )
+
+    def access(self, buffer: SSAValue, map: AffineMap, indices: Sequence[SSAValue]) -> str:
+        type_ = buffer.type
+        assert isinstance(type_, MemRefType)
+        expr = linear_index(map, type_.get_shape())
+        expr = _without_ceildiv(fold_constants(expr, indices))
+        names = [self.ref(v) for v in indices]
+        if _numel(type_) > INT32_MAX:
+            # In-bounds offsets of a smaller buffer fit in int, and so does every term.
+            names = self._widened(indices, names)
+        return f"{self.ref(buffer)}[{format_expr(expr, names, _C_SPELLING)}]"
+
+    def _widened(self, values: Sequence[SSAValue], names: list[str]) -> list[str]:
+        """Cast the int operands of an index expression so it is computed in long long."""
+        return [
+            name if self.ctype(value) == "long long" else f"(long long){name}"
+            for value, name in zip(values, names, strict=True)
+        ]
+
+    def load(self, op: kernel.LoadOp) -> None:
+        self.define(op.result, self.access(op.buffer, op.map.data, op.indices))
+
+    def store(self, op: kernel.StoreOp) -> None:
+        target = self.access(op.buffer, op.map.data, op.indices)
+        self.line(f"{target} = {self.ref(op.value)};")
+
+    def apply(self, op: affine.ApplyOp) -> None:
+        expr = _without_ceildiv(fold_constants(op.map.data.results[0], op.mapOperands))
+        names = [self.ref(v) for v in op.mapOperands]
+        if not _fits_int_throughout(expr, [_range(v) for v in op.mapOperands]):
+            names = self._widened(op.mapOperands, names)
+        self.define(op.result, format_expr(expr, names, _C_SPELLING))
+
+    def for_(self, op: kernel.ForOp) -> None:
+        accumulators = []
+        for kind, result in zip(op.kinds, op.results, strict=True):
+            name = self.bind(result, "acc")
+            identity = self._identity(kind, result.type)
+            self.line(f"{scalar_type(result.type)} {name} = {identity};")
+            accumulators.append((kind, name, result.type))
+        iv = op.induction_var
+        upper, step = op.upper.data, op.step.data
+        iv_type = "int" if upper + step - 1 <= INT32_MAX else "long long"
+        start = self.ref(op.start)
+        name = self.bind(iv, "i")
+        if op.unroll is not None:
+            count = op.unroll.data
+            self.line("#pragma unroll" if count <= 0 else f"#pragma unroll {count}")
+        increment = f"++{name}" if step == 1 else f"{name} += {step}"
+        self.line(f"for ({iv_type} {name} = {start}; {name} < {upper}; {increment}) {{")
+        self.depth += 1
+        body = op.body.block
+        for child in body.ops:
+            if isinstance(child, kernel.YieldOp):
+                for (kind, acc, type_), value in zip(accumulators, child.values, strict=True):
+                    self.line(f"{acc} = {self._combine(kind, acc, self.ref(value), type_)};")
+            else:
+                self.operation(child)
+        self.depth -= 1
+        self.line("}")
+
+    @staticmethod
+    def _identity(kind: str, type_: Attribute) -> str:
+        value = combine_kind(kind).identity
+        if isinstance(type_, IntegerType):
+            width = type_.width.data
+            if math.isinf(value):
+                value = -(2 ** (width - 1)) if value < 0 else 2 ** (width - 1) - 1
+            return str(int(value)) + ("LL" if width > 32 else "")
+        return float_literal(value, type_)
+
+    @staticmethod
+    def _combine(kind: str, a: str, b: str, type_: Attribute) -> str:
+        template = combine_kind(kind).cuda_float
+        if isinstance(type_, Float64Type):
+            template = template.replace("fmaxf", "fmax").replace("fminf", "fmin")
+        elif isinstance(type_, IntegerType):
+            template = template.replace("fmaxf", "max").replace("fminf", "min")
+        return template.format(a=a, b=b)
+
+    def if_(self, op: scf.IfOp) -> None:
+        results = []
+        for result in op.results:
+            name = self.bind(result)
+            self.line(f"{self.ctype(result)} {name};")
+            results.append(name)
+        self.line(f"if ({self.ref(op.cond)}) {{")
+        self._branch(op.true_region.blocks.first, results)
+        if op.false_region.blocks.first is not None and (
+            results or len(op.false_region.block.ops) > 1
+        ):
+            self.line("} else {")
+            self._branch(op.false_region.blocks.first, results)
+        self.line("}")
+
+    def _branch(self, block: Block | None, results: list[str]) -> None:
+        if block is None:
+            return
+        self.depth += 1
+        for child in block.ops:
+            if isinstance(child, scf.YieldOp):
+                for name, value in zip(results, child.operands, strict=True):
+                    self.line(f"{name} = {self.ref(value)};")
+            else:
+                self.operation(child)
+        self.depth -= 1
+
+    def cmpi(self, op: arith.CmpiOp) -> None:
+        predicate = op.predicate.value.data
+        a, b = self.ref(op.lhs), self.ref(op.rhs)
+        if predicate >= 6 and not isinstance(op.lhs.type, IndexType):
+            unsigned = f"unsigned {scalar_type(op.lhs.type)}"
+            a, b = f"({unsigned}){a}", f"({unsigned}){b}"
+        self.define(op.result, f"{a} {_CMPI[predicate]} {b}")
+
+    def cmpf(self, op: arith.CmpfOp) -> None:
+        predicate = op.predicate.value.data
+        if predicate in (0, 15):
+            self.define(op.result, "true" if predicate else "false")
+            return
+        self.define(op.result, _CMPF[predicate].format(a=self.ref(op.lhs), b=self.ref(op.rhs)))
+
+    def select(self, op: arith.SelectOp) -> None:
+        cond, a, b = (self.ref(v) for v in op.operands)
+        self.define(op.result, f"{cond} ? {a} : {b}")
+
+    def negf(self, op: arith.NegfOp) -> None:
+        operand = self.ref(op.operand)
+        self.define(op.result, f"-({operand})" if operand.startswith("-") else f"-{operand}")
+
+
+_HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = {
+    kernel.ThreadIdOp: _KernelEmitter.thread_id,
+    kernel.BlockIdOp: _KernelEmitter.block_id,
+    kernel.SharedOp: _KernelEmitter.shared,
+    kernel.BarrierOp: _KernelEmitter.barrier,
+    kernel.ShflXorOp: _KernelEmitter.shfl_xor,
+    kernel.LoadOp: _KernelEmitter.load,
+    kernel.StoreOp: _KernelEmitter.store,
+    kernel.ForOp: _KernelEmitter.for_,
+    affine.ApplyOp: _KernelEmitter.apply,
+    scf.IfOp: _KernelEmitter.if_,
+    arith.CmpiOp: _KernelEmitter.cmpi,
+    arith.CmpfOp: _KernelEmitter.cmpf,
+    arith.SelectOp: _KernelEmitter.select,
+    arith.NegfOp: _KernelEmitter.negf,
+}  # type: ignore[assignment]

@@ -1,0 +1,383 @@
+"""``materialize``: a scheduled ``tile.kernel`` becomes a ``kernel.kernel`` of hardware
+primitives.
+
+* **Launch shape.** Block axes multiply into a 1-D grid, thread axes into a 1-D block;
+  ``kernel.block_id x`` / ``kernel.thread_id x`` are decomposed back into one index per
+  axis row-major (the last axis varies fastest, so it is the one consecutive threads walk
+  and the one loads coalesce along): ``%a = affine.apply ((%tid floordiv stride) mod e)``.
+* **Loops and memory.** ``loop.for %i = L to U`` → ``kernel.for %i = %cL to U step 1``;
+  ``tile.strided_for %i = %t to N step S`` → ``kernel.for %i = %t to N step S``; loads,
+  stores and yields become the kernel level's, with the same affine indices.
+* **``tile.combine``** becomes the classic block reduction:
+
+  1. a butterfly over the warp, ``w = w (op) shfl_xor(w, o)`` for o = 16, 8, 4, 2, 1
+     (only the offsets below T when T < 32): every lane ends with its warp's result;
+  2. if T > 32: lane 0 of each warp writes it to ``kernel.shared [threads / 32]``, a barrier,
+     then a tree over the warps, statically unrolled, each step
+     ``if warp < s: smem[warp] = smem[warp] (op) smem[warp + s]`` followed by a barrier
+     (outside the ``if``: a barrier every thread must reach); every thread then reads the
+     group's first slot. A combine inside a loop ends with one more barrier so that the
+     next iteration's writes cannot overtake a slow thread's read.
+
+  The combined axis must be the block's innermost thread axis (so a group of T threads
+  is T consecutive lanes) and T a power of two up to 32 or a multiple of 32 above it;
+  anything else is reported rather than miscompiled. The index check of loads does not
+  see guards, so the partner slot is written ``smem[(warp + s) mod (threads / 32)]``,
+  identical under the guard and provably in bounds.
+
+Shared arrays are allocated at the start of the kernel body (the kernel.shared verifier
+wants them at the top level), one per combine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine, arith, scf
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import DiagnosticException
+
+from deplodock.dialects import kernel, loop, tile
+from deplodock.dialects.combine import combine_op
+
+WARP = 32
+MAX_GRID_X = 2**31 - 1
+_D0 = AffineExpr.dimension(0)
+
+
+def _apply(expr: AffineExpr, operands: list[SSAValue], hint: str | None) -> affine.ApplyOp:
+    op = affine.ApplyOp(operands, AffineMapAttr(AffineMap(len(operands), 0, (expr,))))
+    op.result.name_hint = hint
+    return op
+
+
+def _index(value: int, hint: str | None = None) -> arith.ConstantOp:
+    op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+    op.result.name_hint = hint
+    return op
+
+
+def _product(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+@dataclass
+class _Axis:
+    """One tile axis as the flattened id sees it."""
+
+    arg: SSAValue
+    extent: int
+    stride: int  # in the flattened thread or block id
+
+
+def _flatten(axes: list[tuple[SSAValue, int]]) -> list[_Axis]:
+    """Row-major strides: the last axis varies fastest."""
+    out: list[_Axis] = []
+    stride = 1
+    for arg, extent in reversed(axes):
+        out.append(_Axis(arg, extent, stride))
+        stride *= extent
+    return out[::-1]
+
+
+def _decompose(axes: list[_Axis], flat: SSAValue, total: int) -> list[Operation]:
+    """The per-axis index ops over ``flat``; replaces each axis's uses."""
+    ops: list[Operation] = []
+    for axis in axes:
+        if axis.extent == 1:
+            op: Operation = _index(0, axis.arg.name_hint)
+        elif len(axes) == 1 or (axis.stride == 1 and axis.extent == total):
+            axis.arg.replace_all_uses_with(flat)
+            continue
+        elif axis.stride * axis.extent == total:  # the outermost: no mod needed
+            op = _apply(_D0 // axis.stride, [flat], axis.arg.name_hint)
+        elif axis.stride == 1:
+            op = _apply(_D0 % axis.extent, [flat], axis.arg.name_hint)
+        else:
+            op = _apply((_D0 // axis.stride) % axis.extent, [flat], axis.arg.name_hint)
+        ops.append(op)
+        axis.arg.replace_all_uses_with(op.results[0])
+    return ops
+
+
+def _in_loop(op: Operation, stop: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and parent is not stop:
+        if isinstance(parent, loop.ForOp | tile.StridedForOp | kernel.ForOp | scf.ForOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+class _CombineLowering:
+    """Expands the ``tile.combine`` ops of one kernel; owns the lane/warp ids it needs."""
+
+    def __init__(self, tid: SSAValue | None, threads: int, axes: list[_Axis]):
+        self.tid = tid
+        self.threads = threads
+        self.strides = {id(a.arg): a for a in axes}
+        self.prologue: list[Operation] = []  # lane, warp and the shared arrays
+        self._lane: SSAValue | None = None
+        self._warp: SSAValue | None = None
+        self._names: set[str] = set()
+
+    def lane(self) -> SSAValue:
+        if self._lane is None:
+            op = _apply(_D0 % WARP, [self.tid], "lane")  # type: ignore[list-item]
+            self.prologue.append(op)
+            self._lane = op.result
+        return self._lane
+
+    def warp(self) -> SSAValue:
+        if self._warp is None:
+            op = _apply(_D0 // WARP, [self.tid], "warp")  # type: ignore[list-item]
+            self.prologue.append(op)
+            self._warp = op.result
+        return self._warp
+
+    def _shared(self, base: str, count: int, element) -> SSAValue:
+        name, n = f"{base}_smem", 1
+        while name in self._names:
+            name, n = f"{base}_smem_{n}", n + 1
+        self._names.add(name)
+        op = kernel.SharedOp(name, MemRefType(element, [count]))
+        op.result.name_hint = name
+        self.prologue.append(op)
+        return op.result
+
+    def lower(self, op: tile.CombineOp, root: Operation, rewriter: PatternRewriter) -> None:
+        axis = self.strides.get(id(op.axis))
+        if axis is None:
+            raise DiagnosticException(f"tile.combine: {op.axis} is not a thread axis")
+        size = axis.extent
+        if axis.stride != 1:
+            raise DiagnosticException(
+                "materialize: tile.combine across a thread axis that is not the innermost "
+                "one (its threads are not consecutive lanes)"
+            )
+        if (size <= WARP and size & (size - 1)) or (size > WARP and size % WARP):
+            raise DiagnosticException(
+                f"materialize: tile.combine over {size} threads; need a power of two up to "
+                f"{WARP} or a multiple of {WARP}"
+            )
+        base = op.result.name_hint or "acc"
+        kind = op.kind.data
+        ops: list[Operation] = []
+        value = op.value
+        for offset in (16, 8, 4, 2, 1):
+            if offset >= size:
+                continue
+            shfl = kernel.ShflXorOp(value, offset)
+            shfl.result.name_hint = f"{base}_x{offset}"
+            merged = combine_op(kind, value, shfl.result)
+            merged.results[0].name_hint = f"{base}_w"
+            ops += [shfl, merged]
+            value = merged.results[0]
+        if size > WARP:
+            value = self._across_warps(value, size, base, kind, ops)
+            if _in_loop(op, root):
+                ops.append(kernel.BarrierOp())
+        rewriter.replace(op, ops, [value])
+
+    def _across_warps(
+        self, value: SSAValue, size: int, base: str, kind: str, ops: list[Operation]
+    ) -> SSAValue:
+        per_group = size // WARP
+        warps = self.threads // WARP
+        smem = self._shared(base, warps, value.type)
+        lane, warp = self.lane(), self.warp()
+
+        zero = _index(0, "c0")
+        is_lane0 = arith.CmpiOp(lane, zero.result, "eq")
+        is_lane0.result.name_hint = "lane0"
+        ops += [
+            zero,
+            is_lane0,
+            scf.IfOp(
+                is_lane0.result,
+                [],
+                [kernel.StoreOp(value, smem, AffineMap(1, 0, (_D0,)), [warp]), scf.YieldOp()],
+            ),
+            kernel.BarrierOp(),
+        ]
+        in_group = warp
+        if per_group != warps:
+            group_op = _apply(_D0 % per_group, [warp], "warp_in_group")
+            ops.append(group_op)
+            in_group = group_op.result
+        count = per_group
+        while count > 1:
+            half = -(-count // 2)
+            limit = _index(count - half, f"c{count - half}")
+            active = arith.CmpiOp(in_group, limit.result, "ult")
+            active.result.name_hint = "active"
+            mine = kernel.LoadOp(smem, AffineMap(1, 0, (_D0,)), [warp])
+            mine.result.name_hint = f"{base}_a"
+            other = kernel.LoadOp(smem, AffineMap(1, 0, ((_D0 + half) % warps,)), [warp])
+            other.result.name_hint = f"{base}_b"
+            merged = combine_op(kind, mine.result, other.result)
+            merged.results[0].name_hint = f"{base}_ab"
+            store = kernel.StoreOp(merged.results[0], smem, AffineMap(1, 0, (_D0,)), [warp])
+            step = [mine, other, merged, store, scf.YieldOp()]
+            ops += [limit, active, scf.IfOp(active.result, [], step), kernel.BarrierOp()]
+            count = half
+        if per_group == warps:
+            read = kernel.LoadOp(smem, AffineMap(0, 0, (AffineExpr.constant(0),)), [])
+        else:
+            read = kernel.LoadOp(smem, AffineMap(1, 0, ((_D0 // per_group) * per_group,)), [warp])
+        read.result.name_hint = base
+        ops.append(read)
+        return read.result
+
+
+class MaterializeKernel(RewritePattern):
+    """``tile.kernel`` → ``kernel.kernel``: ids, axis indices, combines, shared arrays."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        free = [str(extent) for _, extent, binding in op.axes if binding == "free"]
+        if free:
+            raise DiagnosticException(
+                f"materialize: @{op.sym_name.data} still has free axes (extents "
+                f"{', '.join(free)}); run blockify-launch first"
+            )
+        threads_axes = _flatten([(a, e) for a, e, b in op.axes if b == "thread"])
+        block_axes = _flatten([(a, e) for a, e, b in op.axes if b == "block"])
+        threads = _product(a.extent for a in threads_axes)
+        blocks = _product(a.extent for a in block_axes)
+        if blocks > MAX_GRID_X:
+            raise DiagnosticException(
+                f"materialize: @{op.sym_name.data} needs {blocks} blocks, more than the "
+                f"{MAX_GRID_X} of a 1-D grid"
+            )
+        new = kernel.KernelOp(
+            op.sym_name.data, [blocks], [threads], list(op.inputs), [r.type for r in op.results]
+        )
+        new.attributes.update(op.attributes)
+        old_block, new_block = op.body.block, new.body.block
+
+        prologue: list[Operation] = []
+        tid = bid = None
+        if threads_axes:
+            tid_op = kernel.ThreadIdOp("x")
+            tid_op.result.name_hint = (
+                threads_axes[0].arg.name_hint if len(threads_axes) == 1 else "tid"
+            )
+            tid = tid_op.result
+            prologue.append(tid_op)
+        if block_axes:
+            bid_op = kernel.BlockIdOp("x")
+            bid_op.result.name_hint = block_axes[0].arg.name_hint if len(block_axes) == 1 else "bid"
+            bid = bid_op.result
+            prologue.append(bid_op)
+
+        combines = _CombineLowering(tid, threads, threads_axes)
+        for combine in [o for o in old_block.walk() if isinstance(o, tile.CombineOp)]:
+            combines.lower(combine, op, rewriter)
+        if bid is not None:
+            prologue += _decompose(block_axes, bid, blocks)
+        if tid is not None:
+            prologue += _decompose(threads_axes, tid, threads)
+        shared = [o for o in combines.prologue if isinstance(o, kernel.SharedOp)]
+        ids = [o for o in combines.prologue if not isinstance(o, kernel.SharedOp)]
+        new_block.add_ops([*shared, *prologue, *ids])
+
+        buffers = old_block.args[op.num_axes :]
+        for old, arg in zip(buffers, new_block.args, strict=True):
+            arg.name_hint = old.name_hint
+            old.replace_all_uses_with(arg)
+        for child in list(old_block.ops):
+            child.detach()
+            new_block.add_op(child)
+        rewriter.replace(op, new)
+
+
+def _inside_kernel(op: Operation) -> bool:
+    return kernel.enclosing_kernel(op) is not None
+
+
+class LowerLoopFor(RewritePattern):
+    """``loop.for %i = L to U`` → ``kernel.for %i = %cL to U step 1``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: loop.ForOp, rewriter: PatternRewriter) -> None:
+        if not _inside_kernel(op):
+            return
+        start = _index(op.lower.data, f"c{op.lower.data}")
+        body = rewriter.move_region_contents_to_new_regions(op.body)
+        new = kernel.ForOp(
+            start.result, op.upper.data, 1, body, op.kinds, [r.type for r in op.results]
+        )
+        new.attributes.update(op.attributes)
+        rewriter.replace(op, [start, new])
+
+
+class LowerStridedFor(RewritePattern):
+    """``tile.strided_for %i = %t to N step S`` → ``kernel.for %i = %t to N step S``."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.StridedForOp, rewriter: PatternRewriter) -> None:
+        if not _inside_kernel(op):
+            return
+        body = rewriter.move_region_contents_to_new_regions(op.body)
+        new = kernel.ForOp(
+            op.start, op.upper.data, op.step.data, body, op.kinds, [r.type for r in op.results]
+        )
+        new.attributes.update(op.attributes)
+        rewriter.replace(op, new)
+
+
+class LowerAccess(RewritePattern):
+    """``loop.load``/``loop.store``/``loop.yield`` → their ``kernel`` twins, same indices."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, loop.LoadOp | loop.StoreOp | loop.YieldOp):
+            return
+        if not _inside_kernel(op):
+            return
+        if isinstance(op, loop.LoadOp):
+            new: Operation = kernel.LoadOp(op.buffer, op.map.data, list(op.indices))
+        elif isinstance(op, loop.StoreOp):
+            new = kernel.StoreOp(op.value, op.buffer, op.map.data, list(op.indices))
+        else:
+            new = kernel.YieldOp(*op.values)
+        new.attributes.update(op.attributes)
+        rewriter.replace(op, new)
+
+
+@dataclass(frozen=True)
+class Materialize(ModulePass):
+    """Spell each scheduled tile kernel in the kernel dialect's hardware primitives."""
+
+    name = "materialize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([MaterializeKernel()], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [LowerLoopFor(), LowerStridedFor(), LowerAccess()], dce_enabled=False
+            ),
+        ).rewrite_module(op)

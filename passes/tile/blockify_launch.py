@@ -1,0 +1,208 @@
+"""``blockify-launch``: place every ``free`` axis of a tile kernel on threads or blocks.
+
+* A kernel that already has a thread axis (``cooperative-reduce`` gave its rows a block of
+  threads) makes every free axis a ``block`` axis: one block per row.
+* Otherwise a block of ``block_threads`` threads is taken from the innermost axes (the
+  fastest-varying index of the loads, so a warp reads consecutive elements) and the rest
+  become blocks. An axis that does not fit whole is split into a block part and a thread
+  part, ``%a = affine.apply (%a_b * T + %a_t)``; if ``T`` does not divide its extent, the
+  last block runs past it and the body is guarded by ``scf.if %a_flat < extent``.
+
+How many threads a block gets is the cost function ``block_threads_for``.
+
+The index range check of loads and stores does not see ``scf.if`` guards, so under a guard
+the axis is re-derived as ``%a = affine.apply (%a_flat mod extent)``: the same value there,
+and provably in bounds. A guard only arises in kernels without cooperative axes, so no
+``tile.combine`` (hence no barrier) ever sits under one.
+
+After this pass no axis is ``free`` (the pass is idempotent) and the thread axes multiply
+to at most 1024 (the tile.kernel verifier holds that).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine, arith, scf
+from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
+
+from deplodock.dialects import tile
+
+DEFAULT_BLOCK_THREADS = 256  # 8 warps: good occupancy for memory-bound kernels on sm_90
+
+
+def block_threads_for(parallel: int) -> int:
+    """Cost function: threads per block for ``parallel`` independent iterations.
+
+    ``DEFAULT_BLOCK_THREADS``, or exactly ``parallel`` when there is less work than that
+    (one block, no idle threads, no guard).
+    """
+    return max(1, min(DEFAULT_BLOCK_THREADS, parallel))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one free axis goes: ``block`` extent and ``thread`` extent (1 = absent)."""
+
+    blocks: int
+    threads: int
+
+    @property
+    def is_split(self) -> bool:
+        return self.blocks > 1 and self.threads > 1
+
+
+def place_axes(extents: list[int], budget: int) -> list[Placement]:
+    """Fill a block of ``budget`` threads from the innermost axis outwards.
+
+    An axis that fits in what is left of the budget becomes threads whole; the first one
+    that does not is split (the budget's remainder of threads, the rest in blocks); every
+    axis above it is blocks.
+    """
+    placements: list[Placement] = []
+    left = budget
+    for extent in reversed(extents):
+        if left <= 1:
+            placements.append(Placement(extent, 1))
+        elif extent <= left:
+            placements.append(Placement(1, extent))
+            left //= extent
+        else:
+            placements.append(Placement(-(-extent // left), left))
+            left = 1
+    return placements[::-1]
+
+
+def _apply(expr: AffineExpr, operands: list[SSAValue], hint: str | None) -> affine.ApplyOp:
+    op = affine.ApplyOp(operands, AffineMapAttr(AffineMap(len(operands), 0, (expr,))))
+    op.result.name_hint = hint
+    return op
+
+
+class PlaceFreeAxes(RewritePattern):
+    """Rebind each free axis as block and/or thread, splitting and guarding as needed."""
+
+    def __init__(self, block_threads: int = 0):
+        self.block_threads = block_threads
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        axes = op.axes
+        free = [extent for _, extent, binding in axes if binding == "free"]
+        if not free:
+            return
+        if any(binding == "thread" for _, _, binding in axes):
+            placements = [Placement(e, 1) for e in free]
+        else:
+            total = 1
+            for extent in free:
+                total *= extent
+            budget = self.block_threads or block_threads_for(total)
+            placements = place_axes(free, budget)
+
+        body = rewriter.move_region_contents_to_new_regions(op.body)
+        block = body.block
+        new_axes: list[tuple[int, str]] = []
+        guards: list[tuple[SSAValue, int]] = []  # (flat index, extent) per guarded split
+        prologue = []  # the index ops computed before any guard
+        placement_of = iter(placements)
+        position = 0
+        for arg, extent, binding in axes:
+            if binding != "free":
+                new_axes.append((extent, binding))
+                position += 1
+                continue
+            place = next(placement_of)
+            if not place.is_split:
+                new_axes.append((extent, "thread" if place.threads > 1 else "block"))
+                position += 1
+                continue
+            name = arg.name_hint or "a"
+            outer = rewriter.insert_block_argument(block, position, IndexType())
+            inner = rewriter.insert_block_argument(block, position + 1, IndexType())
+            outer.name_hint, inner.name_hint = f"{name}_b", f"{name}_t"
+            new_axes += [(place.blocks, "block"), (place.threads, "thread")]
+            position += 2
+            d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
+            flat_expr = d0 * place.threads + d1
+            if place.blocks * place.threads == extent:
+                index = _apply(flat_expr, [outer, inner], name)
+                prologue.append(index)
+                rewriter.replace_all_uses_with(arg, index.result)
+            else:
+                flat = _apply(flat_expr, [outer, inner], f"{name}_flat")
+                prologue.append(flat)
+                guards.append((flat.result, extent))
+                index = _apply(d0 % extent, [flat.result], name)
+                rewriter.insert(index, InsertPoint.at_start(block))
+                rewriter.replace_all_uses_with(arg, index.result)
+            rewriter.erase_block_argument(arg)
+
+        if guards:
+            self._guard(block, guards, rewriter)
+        if prologue:
+            rewriter.insert(prologue, InsertPoint.at_start(block))
+        new = tile.KernelOp(
+            op.sym_name.data, new_axes, list(op.inputs), [r.type for r in op.results], body
+        )
+        new.attributes.update(op.attributes)
+        rewriter.replace(op, new)
+
+    @staticmethod
+    def _guard(block: Block, guards: list[tuple[SSAValue, int]], rewriter: PatternRewriter) -> None:
+        """Wrap the whole body in ``scf.if`` over every split axis's bound."""
+        conditions = []
+        cond: SSAValue | None = None
+        for flat, extent in guards:
+            bound = arith.ConstantOp(IntegerAttr(extent, IndexType()))
+            bound.result.name_hint = f"c{extent}"
+            check = arith.CmpiOp(flat, bound.result, "ult")
+            check.result.name_hint = "in_range"
+            conditions += [bound, check]
+            if cond is None:
+                cond = check.result
+            else:
+                both = arith.AndIOp(cond, check.result)
+                conditions.append(both)
+                cond = both.result
+        assert cond is not None
+        inner = Block()
+        for child in list(block.ops):
+            child.detach()
+            inner.add_op(child)
+        inner.add_op(scf.YieldOp())
+        rewriter.insert([*conditions, scf.IfOp(cond, [], Region(inner))], InsertPoint.at_end(block))
+
+
+@dataclass(frozen=True)
+class BlockifyLaunch(ModulePass):
+    """Bind every free axis to blocks or threads: the kernel's launch shape."""
+
+    name = "blockify-launch"
+
+    block_threads: int = 0
+    """Threads per block for kernels without a cooperative axis (0: ``block_threads_for``)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not 0 <= self.block_threads <= tile.MAX_THREADS_PER_BLOCK:
+            raise DiagnosticException(
+                f"blockify-launch: block_threads={self.block_threads} must be between 1 and "
+                f"{tile.MAX_THREADS_PER_BLOCK}"
+            )
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([PlaceFreeAxes(self.block_threads)], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)
