@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--rtol", type=float, default=1e-5, help="max |got-want| / max |want|")
     run.add_argument("--seed", type=int, default=None, help="seed of the random inputs")
     run.add_argument(
+        "--bench",
+        action="store_true",
+        help="also time deplodock, PyTorch eager and torch.compile (CUDA graphs, median)",
+    )
+    run.add_argument(
         "--no-gpu-ok",
         action="store_true",
         help="exit 0 rather than 2 when there is no GPU (compile-only machines, CI)",
@@ -174,7 +179,35 @@ def _run(args: argparse.Namespace) -> int:
             f"  output {i}: {tuple(g.shape)} {g.dtype}: max abs err {max_abs:.3e}, "
             f"max rel err {rel:.3e} (rtol {args.rtol:g}) {verdict}"
         )
+    if args.bench and worst <= args.rtol:
+        _bench(program, inputs, captured.module, reference)
     return 0 if worst <= args.rtol else EXIT_MISMATCH
+
+
+def _bench(program, inputs, model, reference) -> None:
+    """Time deplodock against eager and torch.compile, side by side in one run."""
+    import torch
+
+    from deplodock.backends.cuda.timing import time_graphs
+
+    compiled = torch.compile(model)
+    with torch.no_grad():
+        timings = time_graphs(
+            {
+                "deplodock": lambda: program(*inputs, poison=False),
+                "eager": reference,
+                "torch.compile": lambda: compiled(*reference.user_inputs),
+            }
+        )
+    name = torch.cuda.get_device_name()
+    print(f"  GPU time per call on {name} (CUDA graphs, median of rounds [p10, p90]):")
+    eager = timings["eager"].median_us
+    for timing in timings.values():
+        lo, hi = timing.spread_us
+        print(
+            f"    {timing.name:<14} {timing.median_us:10.1f} us  [{lo:.1f}, {hi:.1f}]  "
+            f"{eager / timing.median_us:5.2f}x eager"
+        )
 
 
 def _fresh_inputs(captured, func, seed: int):
@@ -217,6 +250,7 @@ def _fresh_inputs(captured, func, seed: int):
             out = model(*user_inputs)
         return list(out) if isinstance(out, tuple | list) else [out]
 
+    reference.user_inputs = user_inputs  # type: ignore[attr-defined]
     return args, reference
 
 
