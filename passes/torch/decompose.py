@@ -32,9 +32,10 @@ from deplodock.passes.torch.decompositions.relu import Relu
 from deplodock.passes.torch.decompositions.rms_norm import RmsNorm
 from deplodock.passes.torch.decompositions.softmax import Softmax
 from deplodock.passes.torch.decompositions.unary import Unary
+from deplodock.passes.torch.decompositions.view import View
 
 DECOMPOSITIONS: tuple[type[Decomposition], ...] = (
-    ElementwiseBinary, Unary, Relu, Pow, Reduction, Mean, Softmax, RmsNorm, MatMul,
+    ElementwiseBinary, Unary, Relu, Pow, Reduction, Mean, Softmax, RmsNorm, MatMul, View,
 )
 
 
