@@ -104,6 +104,8 @@ def _observer(verbosity: int):
         nonlocal started
         elapsed = time.perf_counter() - started
         print(f"[{step.index:03d}] {step.name:<20} {elapsed * 1000:8.1f} ms", file=sys.stderr)
+        for line in step.notes:
+            print(f"      {line}", file=sys.stderr)
         if verbosity >= 2:
             sys.stdout.write(step.diff())
         started = time.perf_counter()

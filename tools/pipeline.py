@@ -62,6 +62,7 @@ class PassStep:
     name: str
     before: str
     after: str
+    notes: tuple[str, ...] = ()  # what the pass decided and why (e.g. refused fusions)
 
     @property
     def tag(self) -> str:
@@ -108,5 +109,14 @@ def lower(
         pass_.apply(ctx, module)
         module.verify()
         if observer:
-            observer(PassStep(index, name, before, str(module)))
+            observer(PassStep(index, name, before, str(module), _notes(name, module)))
     return module
+
+
+def _notes(name: str, module: ModuleOp) -> tuple[str, ...]:
+    """Decisions a pass left on the IR that a user asked to see with -v."""
+    if name == "fuse":
+        from deplodock.passes.loop.fuse import refusals
+
+        return tuple(refusals(module))
+    return ()

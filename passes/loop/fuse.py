@@ -1,0 +1,658 @@
+"""fuse: merge producer kernels into their consumers by substitution, under a cost guard.
+
+After ``lift-to-loop`` every tensor op is its own kernel, and each intermediate tensor is a
+buffer written by one kernel and read by the next. Fusion removes those buffers the way
+an engineer does by hand: where a consumer kernel C loads an element of a tensor that a
+producer kernel P computes, it computes that element *there* instead.
+
+1. **Substitute.** Each ``loop.load`` of P's tensor in C is replaced by a clone of the
+   ops that feed P's single store (whole reduce loops included), with P's free induction
+   variables replaced by C's index expressions for that load. A P load of an input at
+   ``m(P ivs)`` becomes a C load at ``m`` composed with those expressions (so a
+   broadcast, a transpose, a reshape or a slice folds into the index); where a P iv is
+   used as a value it is materialised as an ``affine.apply``. P's inputs become C's.
+2. **Hoist.** An op whose operands are all defined outside its loop moves before that
+   loop, repeatedly: pure scalar ops, loads of kernel inputs (read-only inside a kernel)
+   and whole reduce loops. This puts RMSNorm's sum-of-squares before the normalising
+   loop instead of recomputing it per element.
+3. **Deduplicate** structurally identical pure ops in one block (identical loads;
+   identical reduce loops: softmax's max reduce arrives twice, once through the exp-sum
+   and once through the normalise loop), then drop dead ones.
+
+Order: consumers before producers (a reverse walk, repeated to a fixpoint), and within
+one consumer, producers it alone reads before shared ones. Pulling producers into the
+*last* kernel first means a refused substitution leaves the materialised tensor where the
+chain is narrowest: for ``matmul(transpose(matmul))`` the inner matmul's (M, K) result
+is kept, not the (M, K, N) broadcast product a forward sweep would have fused it into
+before meeting the refusal. Sole producers first lets a shared one become sole: softmax's
+exp is read by the sum and by the division, and moves in once the division has taken in
+the sum.
+
+The guard is one function, ``fusion_cost(producer, consumer, fused)``, judging the fused
+kernel itself (after hoisting and deduplication). It refuses a substitution that would
+
+* run the producer's reductions more often than the producer does (a reduce loop left
+  inside a loop it does not depend on: ``matmul(transpose(matmul))``, or a column sum
+  read by every row) — bound ``max_reduce_recompute``;
+* copy a producer that other kernels still read, unless it is cheap to copy (no
+  reduction; a view, or arithmetic on function inputs only): copies of copies compound,
+  as a residual stream would be recomputed from the first layer in every layer;
+* recompute arithmetic: the kernel's ops, counted per execution, against each op once per
+  point of the loops it depends on — a bias add inside a matmul's K loop passes, a norm
+  or a three-op map broadcast over rows does not — bound ``max_recompute``;
+* read more bytes than the two kernels apart — bound ``max_read_growth``.
+
+Refused pairs stay separate kernels; the consumer records why in ``fusion.refused``
+(``refusals(module)`` lists them for the CLI; ``fuse_module`` returns them).
+
+A producer is removed once nothing uses it; one still used elsewhere (returned by the
+function, say) stays. Each fused kernel keeps the consumer's name and merges ``covers``.
+The pass is deterministic, and idempotent: it stops at a fixpoint, so a second run finds
+nothing to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import affine, arith
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.traits import Pure
+
+from deplodock.dialects.access import buffer_type
+from deplodock.dialects.affine_syntax import index_map_for
+from deplodock.dialects.interpreters.scalar import numpy_dtype
+from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
+
+COVERS = "covers"
+REFUSED = "fusion.refused"
+
+
+# --- the pass ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fuse(ModulePass):
+    """Fuse producer kernels into consumers (see the module docstring)."""
+
+    name = "fuse"
+
+    max_recompute: float = 2.0
+    """Refuse when a fused kernel would run more than this many times the arithmetic it
+    needs (each op once per point of the loops it depends on)."""
+    max_read_growth: float = 2.0
+    """Refuse when the fused kernel reads more than this many times the pair's bytes."""
+    max_reduce_recompute: float = 1.0
+    """Refuse when a producer's reduce loops run this many times more often once fused."""
+    copy_shared: bool = False
+    """Copy a producer that other kernels also read even when it is not cheap to copy."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fuse_module(op, self)
+
+
+def fuse_module(module: ModuleOp, options: Fuse | None = None) -> list[str]:
+    """Fuse in place; return the refused substitutions, one line each, in program order."""
+    walker = PatternRewriteWalker(
+        AbsorbProducers(options or Fuse()), walk_reverse=True, apply_recursively=True
+    )
+    walker.rewrite_module(module)
+    return refusals(module)
+
+
+def refusals(module: ModuleOp) -> list[str]:
+    """``@consumer: @producer not fused: why``, from every kernel's ``fusion.refused``."""
+    return [
+        f"@{op.sym_name.data}: {reason.data}"
+        for op in module.walk()
+        if isinstance(op, KernelOp) and isinstance(refused := op.attributes.get(REFUSED), ArrayAttr)
+        for reason in refused.data
+    ]
+
+
+@dataclass
+class AbsorbProducers(RewritePattern):
+    """Substitute into a kernel the first producer kernel the cost guard accepts."""
+
+    options: Fuse
+    refused: dict[tuple, str] = field(default_factory=dict)
+    """Refusals so far, by (producer, consumer, the producer's users). Kernels are
+    replaced, never changed in place, so a key seen again gets the same answer."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: KernelOp, rewriter: PatternRewriter) -> None:
+        reasons: list[str] = []
+        for producer in producers_of(op):
+            users = frozenset(use.operation for use in producer.results[0].uses)
+            reason = self.refused.get((producer, op, users))
+            if reason is None:
+                fused = self._try(producer, op)
+                if isinstance(fused, KernelOp):
+                    rewriter.replace(op, fused)
+                    if not producer.results[0].uses:
+                        rewriter.erase(producer)
+                    return
+                reason = self.refused[(producer, op, users)] = fused
+            reasons.append(f"@{producer.sym_name.data} not fused: {reason}")
+        # A record, not a rewrite: set without telling the rewriter, so it is no "change".
+        if reasons:
+            op.attributes[REFUSED] = ArrayAttr([StringAttr(r) for r in reasons])
+        else:
+            op.attributes.pop(REFUSED, None)
+
+    def _try(self, producer: KernelOp, consumer: KernelOp) -> KernelOp | str:
+        """The fused kernel, or why there is none."""
+        problem = why_not_substitutable(producer, consumer)
+        if problem is not None:
+            return problem
+        fused = substitute(consumer, producer)
+        decision = fusion_cost(producer, consumer, fused, self.options)
+        if decision.ok:
+            return fused
+        fused.erase()
+        return decision.reason
+
+
+def producers_of(consumer: KernelOp) -> list[KernelOp]:
+    """The single-result kernels whose tensors ``consumer`` reads: those it is the only
+    user of first (they move in whole), then shared ones, each group in operand order.
+
+    Taking sole producers first lets a shared one become sole: softmax's exp is read by
+    the sum and by the division; once the division has taken in the sum, exp moves in.
+    """
+    found: list[KernelOp] = []
+    for value in consumer.inputs:
+        owner = value.owner
+        if isinstance(owner, KernelOp) and len(owner.results) == 1 and owner not in found:
+            found.append(owner)
+    return sorted(found, key=lambda p: any(u.operation is not consumer
+                                            for u in p.results[0].uses))
+
+
+# --- substitution --------------------------------------------------------------------------
+
+
+def producer_store(producer: KernelOp) -> StoreOp | str:
+    """The single store of ``producer``, or why it cannot be substituted element-wise."""
+    stores = [op for op in producer.walk() if isinstance(op, StoreOp)]
+    if len(stores) != 1:
+        return f"it has {len(stores)} stores, not one"
+    (store,) = stores
+    if any(isinstance(op, LoadOp) and op.buffer is store.buffer for op in producer.walk()):
+        return "it reads its own output"
+    enclosing: list[SSAValue] = []
+    parent = store.parent_op()
+    while parent is not producer:
+        if not isinstance(parent, ForOp) or parent.is_reduce:
+            return "its store is inside a reduce loop"
+        enclosing.append(parent.induction_var)
+        parent = parent.parent_op()
+    used: list[SSAValue] = []
+    for expr in store.map.data.results:
+        if isinstance(expr, AffineDimExpr):
+            used.append(store.indices[expr.position])
+        elif not isinstance(expr, AffineConstantExpr):
+            return f"it stores at a computed index ({expr})"
+    if len(used) != len(enclosing) or any(not any(u is e for u in used) for e in enclosing):
+        return "its store does not write one element per iteration of its loops"
+    return store
+
+
+def why_not_substitutable(producer: KernelOp, consumer: KernelOp) -> str | None:
+    """Why ``producer`` cannot be substituted into ``consumer`` at all (None: it can)."""
+    store = producer_store(producer)
+    if isinstance(store, str):
+        return store
+    for value, buf in zip(consumer.inputs, consumer.input_buffers, strict=True):
+        if value is producer.results[0]:
+            for use in buf.uses:
+                if not (isinstance(use.operation, LoadOp) and use.index == 0):
+                    return f"@{consumer.sym_name.data} uses its buffer other than by loads"
+    return None
+
+
+def substitute(consumer: KernelOp, producer: KernelOp) -> KernelOp:
+    """A new kernel: ``consumer`` with every load of ``producer``'s tensor recomputed.
+
+    The consumer and producer are left as they are; the caller swaps the result in.
+    """
+    store = producer_store(producer)
+    assert isinstance(store, StoreOp)
+    tensor = producer.results[0]
+    kept = [(v, b) for v, b in zip(consumer.inputs, consumer.input_buffers, strict=True)
+            if v is not tensor]
+    # The producer's inputs take the place of its tensor, so operands read in the order
+    # the computation uses them (x, bias, w for the matmul chain).
+    spliced: list[SSAValue] = []
+    for value in consumer.inputs:
+        spliced.extend(producer.inputs if value is tensor else [value])
+    inputs = _distinct(spliced)
+    block = Block(arg_types=[buffer_type(v.type) for v in inputs]
+                  + [buffer_type(r.type) for r in consumer.results])
+    mapper: dict[SSAValue, SSAValue] = {}
+    for value, buf in [*kept, *zip(producer.inputs, producer.input_buffers, strict=True)]:
+        new = block.args[_position(inputs, value)]
+        new.name_hint = new.name_hint or buf.name_hint
+        if buf.block is consumer.body.block:
+            mapper[buf] = new
+    for old, new in zip(consumer.output_buffers, block.args[len(inputs):], strict=True):
+        new.name_hint = old.name_hint
+        mapper[old] = new
+    # The producer's buffer, until every load of it is replaced.
+    placeholder = block.insert_arg(buffer_type(tensor.type), len(block.args))
+    for value, buf in zip(consumer.inputs, consumer.input_buffers, strict=True):
+        if value is tensor:
+            mapper[buf] = placeholder
+    for op in consumer.body.block.ops:
+        block.add_op(op.clone(mapper))
+
+    producer_buffers = {
+        buf: block.args[_position(inputs, value)]
+        for value, buf in zip(producer.inputs, producer.input_buffers, strict=True)
+    }
+    slice_ = store_slice(store)
+    for load in [u.operation for u in list(placeholder.uses)]:
+        assert isinstance(load, LoadOp)
+        _inline_element(load, store, slice_, producer_buffers)
+    block.erase_arg(placeholder)
+
+    fused = KernelOp(consumer.sym_name.data, inputs, consumer.result_types, Region(block))
+    fused.attributes.update(consumer.attributes)
+    fused.attributes[COVERS] = _merged_covers(producer, consumer)
+    for old, new in zip(consumer.results, fused.results, strict=True):
+        new.name_hint = old.name_hint
+    cleanup(fused)
+    return fused
+
+
+def store_slice(store: StoreOp) -> list[Operation]:
+    """The producer ops the stored value needs, whole (regions included), in program order.
+
+    They all sit in blocks enclosing the store (values are used where they dominate), so
+    cloning them in order at one point keeps every definition before its uses.
+    """
+    needed: set[Operation] = set()
+    pending = [store.value]
+    while pending:
+        owner = pending.pop().owner
+        if isinstance(owner, Operation) and owner not in needed:
+            needed.add(owner)
+            pending.extend(external_operands(owner))
+    kernel = store.parent_op()
+    while not isinstance(kernel, KernelOp):
+        assert kernel is not None
+        kernel = kernel.parent_op()
+    return [op for op in kernel.walk() if op in needed]
+
+
+def _inline_element(
+    load: LoadOp,
+    store: StoreOp,
+    slice_: Sequence[Operation],
+    producer_buffers: dict[SSAValue, SSAValue],
+) -> None:
+    """Replace ``load`` by the producer's computation of the element it reads."""
+    block = load.parent_block()
+    assert block is not None
+    mapper: dict[SSAValue, SSAValue] = dict(producer_buffers)
+    for position, expr in enumerate(store.map.data.results):
+        if not isinstance(expr, AffineDimExpr):
+            continue  # an extent-1 axis: both sides index it with 0
+        iv = store.indices[expr.position]
+        index = load.map.data.results[position]
+        if isinstance(index, AffineDimExpr):
+            mapper[iv] = load.indices[index.position]
+        else:
+            map_, operands = index_map_for(
+                AffineMap(len(load.indices), 0, (index,)), load.indices
+            )
+            apply = affine.ApplyOp(operands, AffineMapAttr(map_))
+            apply.result.name_hint = iv.name_hint
+            block.insert_op_before(apply, load)
+            mapper[iv] = apply.result
+    for op in slice_:
+        block.insert_op_before(op.clone(mapper), load)
+    value = mapper.get(store.value, store.value)
+    load.result.replace_all_uses_with(value)
+    block.erase_op(load)
+
+
+def _merged_covers(producer: KernelOp, consumer: KernelOp) -> ArrayAttr:
+    names: list[str] = []
+    for kernel in (producer, consumer):
+        covers = kernel.attributes.get(COVERS)
+        for name in covers.data if isinstance(covers, ArrayAttr) else ():
+            if isinstance(name, StringAttr) and name.data not in names:
+                names.append(name.data)
+    return ArrayAttr([StringAttr(n) for n in names])
+
+
+def _distinct(values: Iterable[SSAValue]) -> list[SSAValue]:
+    out: list[SSAValue] = []
+    for v in values:
+        if not any(v is o for o in out):
+            out.append(v)
+    return out
+
+
+def _position(values: Sequence[SSAValue], value: SSAValue) -> int:
+    return next(i for i, v in enumerate(values) if v is value)
+
+
+# --- cleanup: fold indices, hoist, deduplicate, drop dead ops, rename ----------------------
+
+
+def cleanup(kernel: KernelOp) -> None:
+    """Bring a freshly substituted kernel to its canonical form (idempotent)."""
+    inputs = set(kernel.input_buffers)
+    fold_applies(kernel, inputs)
+    while True:
+        changed = hoist_invariants(kernel, inputs)
+        changed |= deduplicate(kernel.body.block, inputs)
+        changed |= drop_dead(kernel, inputs)
+        if not changed:
+            break
+    rename_ivs(kernel)
+
+
+def fold_applies(kernel: KernelOp, inputs: set[SSAValue]) -> None:
+    """Compose ``affine.apply`` results used as load indices into the load's map."""
+    loads = [op for op in kernel.walk() if isinstance(op, LoadOp)
+             and any(isinstance(v.owner, affine.ApplyOp) for v in op.indices)]
+    while loads:
+        for load in loads:
+            _fold_into(load)
+        drop_dead(kernel, inputs)
+        loads = [op for op in kernel.walk() if isinstance(op, LoadOp)
+                 and any(isinstance(v.owner, affine.ApplyOp) for v in op.indices)]
+
+
+def _fold_into(load: LoadOp) -> None:
+    """Replace ``load`` by one whose map reads through its ``affine.apply`` operands."""
+    operands: list[SSAValue] = []
+
+    def dim_of(value: SSAValue) -> AffineExpr:
+        if not any(value is o for o in operands):
+            operands.append(value)
+        return AffineExpr.dimension(_position(operands, value))
+
+    replacement: list[AffineExpr] = []
+    for value in load.indices:
+        apply = value.owner
+        if isinstance(apply, affine.ApplyOp):
+            inner = [dim_of(v) for v in apply.mapOperands]
+            replacement.append(apply.map.data.results[0].replace_dims_and_symbols(inner, []))
+        else:
+            replacement.append(dim_of(value))
+    results = tuple(r.replace_dims_and_symbols(replacement, []) for r in load.map.data.results)
+    new = LoadOp(load.buffer, AffineMap(len(operands), 0, results), operands)
+    new.result.name_hint = load.result.name_hint
+    block = load.parent_block()
+    assert block is not None
+    block.insert_op_before(new, load)
+    load.result.replace_all_uses_with(new.result)
+    block.erase_op(load)
+
+
+def is_pure(op: Operation, inputs: set[SSAValue]) -> bool:
+    """Free of effects inside its kernel: may be moved, merged with a twin, or dropped.
+
+    ``inputs`` are the kernel's input buffers: loads from them count, since nothing in
+    the kernel writes an input. A reduce loop counts when its whole body does.
+    """
+    if isinstance(op, LoadOp):
+        return op.buffer in inputs
+    if isinstance(op, ForOp):
+        return op.is_reduce and all(
+            isinstance(inner, YieldOp) or is_pure(inner, inputs) for inner in op.body.block.ops
+        )
+    return not op.regions and op.has_trait(Pure) and not isinstance(op, YieldOp)
+
+
+def external_operands(op: Operation) -> Iterator[SSAValue]:
+    """Operands of ``op`` and of the ops nested in it that are defined outside ``op``."""
+    if not op.regions:
+        yield from op.operands
+        return
+    for inner in op.walk():
+        for value in inner.operands:
+            if not op.is_ancestor(value.owner):
+                yield value
+
+
+def hoist_invariants(kernel: KernelOp, inputs: set[SSAValue]) -> bool:
+    """Move each pure op before the outermost loop that does not define its operands.
+
+    One pass in program order suffices: an op's operands are defined before it, so they
+    have already moved as far out as they go when the op's turn comes.
+    """
+    changed = False
+    for op in list(kernel.walk()):
+        loop = op.parent_op()
+        if not isinstance(loop, ForOp) or not is_pure(op, inputs):
+            continue
+        operands = list(external_operands(op))
+        target: ForOp | None = None
+        while isinstance(loop, ForOp) and not any(loop.is_ancestor(v.owner) for v in operands):
+            target, loop = loop, loop.parent_op()
+        if target is not None:
+            op.detach()
+            block = target.parent_block()
+            assert block is not None
+            block.insert_op_before(op, target)
+            changed = True
+    return changed
+
+
+def deduplicate(block: Block, inputs: set[SSAValue]) -> bool:
+    """Merge each pure op into an earlier structurally identical one of the same block."""
+    changed = False
+    for op in block.ops:
+        for region in op.regions:
+            for inner in region.blocks:
+                changed |= deduplicate(inner, inputs)
+    # Twins in one block have the same name and the very same operands: bucket by those.
+    kept: dict[tuple, list[Operation]] = {}
+    for op in list(block.ops):
+        if not is_pure(op, inputs):
+            continue
+        bucket = kept.setdefault((op.name, *map(id, op.operands)), [])
+        twin = next((k for k in bucket if k.is_structurally_equivalent(op, {block: block})), None)
+        if twin is None:
+            bucket.append(op)
+            continue
+        for old, new in zip(op.results, twin.results, strict=True):
+            old.replace_all_uses_with(new)
+        block.erase_op(op)
+        changed = True
+    return changed
+
+
+def drop_dead(kernel: KernelOp, inputs: set[SSAValue]) -> bool:
+    """Erase pure ops whose results nothing uses (users first, so chains go in one pass)."""
+    changed = False
+    for op in list(kernel.walk(reverse=True, region_first=True)):
+        if (op is not kernel and op.results and op.parent is not None
+                and all(not r.uses for r in op.results) and is_pure(op, inputs)):
+            op.parent.erase_op(op)
+            changed = True
+    return changed
+
+
+def rename_ivs(kernel: KernelOp) -> None:
+    """Induction variables a0, a1, .. in program order, as lift-to-loop names them."""
+    loops = [op for op in kernel.walk() if isinstance(op, ForOp)]
+    for i, loop in enumerate(loops):
+        loop.induction_var.name_hint = f"a{i}"
+
+
+# --- the cost guard ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FusionDecision:
+    ok: bool
+    reason: str
+
+
+def trips(op: Operation) -> int:
+    """How many times ``op`` runs: the product of the extents of the loops around it."""
+    count = 1
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        if isinstance(parent, ForOp):
+            count *= parent.extent
+        parent = parent.parent_op()
+    return count
+
+
+def work(kernel: KernelOp) -> int:
+    """Ops executed: every op but loops and yields, times its trip count."""
+    return sum(trips(op) for op in kernel.walk()
+               if op is not kernel and not isinstance(op, ForOp | YieldOp))
+
+
+def is_arithmetic(op: Operation) -> bool:
+    """Ops that compute (not data movement, loop structure or index math)."""
+    return not op.regions and not isinstance(
+        op, LoadOp | StoreOp | YieldOp | arith.ConstantOp | affine.ApplyOp
+    )
+
+
+def arithmetic_work(kernel: KernelOp) -> tuple[int, int]:
+    """(executed, necessary) arithmetic: each op times its trip count, and times only the
+    extents of the loops its value depends on (what it would cost computed once per point).
+
+    The gap is recomputation: an op left inside a loop it does not depend on because a
+    loop it does depend on is nested there (a prologue inside a matmul's K loop reruns per
+    output column).
+    """
+    depends: dict[Operation, frozenset[ForOp]] = {}
+
+    def of(value: SSAValue) -> frozenset[ForOp]:
+        owner = value.owner
+        if isinstance(owner, Operation):
+            return depends.get(owner, frozenset())
+        loop = owner.parent_op()
+        return frozenset([loop]) if isinstance(loop, ForOp) else frozenset()
+
+    executed = necessary = 0
+    for op in kernel.walk():
+        if op is kernel:
+            continue
+        depends[op] = frozenset().union(*(of(v) for v in external_operands(op)))
+        if is_arithmetic(op):
+            executed += trips(op)
+            needed = 1
+            for loop in depends[op]:
+                needed *= loop.extent
+            necessary += needed
+    return executed, necessary
+
+
+def bytes_read(kernel: KernelOp) -> int:
+    """Bytes loaded (no cache model): every load's element size times its trip count."""
+    total = 0
+    for op in kernel.walk():
+        if isinstance(op, LoadOp):
+            assert isinstance(op.buffer.type, MemRefType)
+            total += trips(op) * numpy_dtype(op.buffer.type.element_type).itemsize
+    return total
+
+
+def reduce_runs(kernel: KernelOp) -> int:
+    """How many times reduce loops start (each run is one full reduction)."""
+    return sum(trips(op) for op in kernel.walk() if isinstance(op, ForOp) and op.is_reduce)
+
+
+def duplication_problem(producer: KernelOp, consumer: KernelOp) -> str | None:
+    """Why ``producer`` may not be copied into ``consumer`` while it stays for other users.
+
+    A copy doubles the producer's work, and it makes the consumer read the producer's own
+    inputs. Only a cheap producer qualifies: no reduction, and either no arithmetic (a
+    view or a constant) or inputs that no kernel computes. Otherwise each copy would drag
+    the producer's producers along and chains compound (a residual stream recomputed from
+    the start of the network in every layer); materialising the shared tensor is cheaper.
+    """
+    if all(use.operation is consumer for use in producer.results[0].uses):
+        return None  # the producer moves, it is not copied
+    if reduce_runs(producer):
+        return "it has other users, and copying it would compute its reduction twice"
+    store = producer_store(producer)
+    assert isinstance(store, StoreOp)
+    if not any(is_arithmetic(op) or op.regions for op in store_slice(store)):
+        return None
+    if any(isinstance(v.owner, KernelOp) for v in producer.inputs):
+        return "it has other users, and a copy would also recompute the kernels it reads"
+    return None
+
+
+def fusion_cost(
+    producer: KernelOp, consumer: KernelOp, fused: KernelOp, options: Fuse | None = None
+) -> FusionDecision:
+    """Whether ``fused`` (``producer`` substituted into ``consumer``) is worth having.
+
+    Four refusals:
+    * reductions: the producer's reduce loops would run more often than in the producer
+      (a reduce loop left, after hoisting, inside a loop it does not depend on: each
+      result element reduced again per consumer element that reads it);
+    * duplication: the producer keeps other users and is not cheap to copy
+      (``duplication_problem``);
+    * recompute: the fused kernel's arithmetic would exceed ``max_recompute`` times the
+      arithmetic it needs (``arithmetic_work``): a cheap prologue inside a reduce passes
+      (a bias add), longer chains do not (a norm or a residual stream);
+    * bytes: the fused kernel would read more than ``max_read_growth`` times the bytes
+      the two kernels read apart.
+    All are measured on the kernels themselves, so a second run reaches the same answers.
+    """
+    options = options or Fuse()
+    produced = reduce_runs(producer)
+    if produced:
+        factor = (reduce_runs(fused) - reduce_runs(consumer)) / produced
+        if factor > options.max_reduce_recompute:
+            return FusionDecision(
+                False,
+                f"its reductions would run {factor:g}x as often "
+                f"(limit {options.max_reduce_recompute:g}x)",
+            )
+    problem = None if options.copy_shared else duplication_problem(producer, consumer)
+    if problem is not None:
+        return FusionDecision(False, problem)
+    executed, necessary = arithmetic_work(fused)
+    recompute = executed / max(necessary, 1)
+    if recompute > options.max_recompute:
+        return FusionDecision(
+            False,
+            f"its arithmetic would be recomputed {recompute:.2f}x "
+            f"(limit {options.max_recompute:g}x)",
+        )
+    read = bytes_read(fused) / max(bytes_read(producer) + bytes_read(consumer), 1)
+    if read > options.max_read_growth:
+        return FusionDecision(
+            False, f"bytes read would grow {read:.2f}x (limit {options.max_read_growth:g}x)"
+        )
+    return FusionDecision(True, f"recompute {recompute:.2f}x, bytes read {read:.2f}x")
+
+
+__all__ = [
+    "Fuse",
+    "FusionDecision",
+    "arithmetic_work",
+    "bytes_read",
+    "fuse_module",
+    "fusion_cost",
+    "refusals",
+    "substitute",
+    "work",
+]

@@ -1,0 +1,309 @@
+"""lift-to-loop: every tensor-level op becomes one ``loop.kernel``, the nest it needs alone.
+
+Fusion is decided at the loop level (the ``fuse`` pass), on loop nests, so this pass does
+no fusing and no scheduling: it writes down, for each ``ten`` op, the loop nest an engineer
+would write for that op by itself. One kernel per op keeps every rewrite here local.
+
+* ``ten.map`` → free loops over the result shape; one load per distinct operand at the
+  identity index; the map body's scalar ops cloned inline; one store.
+* ``ten.reduce`` → free loops over the kept axes; one reduce loop per reduced axis,
+  nested in axis order (the innermost yields the loaded element, each outer one yields
+  the inner loop's result); the store after the reduce loops.
+* ``ten.index_map`` → free loops over the result shape; one load at the view's indices
+  (the op's affine map composed onto the induction variables); one store.
+* ``ten.constant``: a *splat* becomes a fill kernel (a store of an ``arith.constant``), so
+  fusion folds it into each consumer as a scalar constant like any other producer. Any
+  other literal stays a graph-level tensor: it is data (like a weight), an input of the
+  kernels that read it.
+
+Axes of extent 1 get no loop; their index is the constant 0 (``%x_b[0, %a0, %a1]``), as in
+the listings an engineer draws. Names keep listings readable: the kernel is
+``k_<result name>`` (made unique in the module), induction variables are ``a0, a1, ..``
+per kernel, a buffer is its tensor's name with ``_b`` (``ins(%x_b = %x ..)``), and a load
+takes the name of the map-body argument it replaces (``in`` when that has none).
+
+Provenance: each kernel gets ``covers = [..]``, the torch-level ops it computes. It is the
+ten op's own ``covers`` attribute when the decomposition set one, else the op's result
+name (the decomposition names results after the torch op they come from); ``fuse``
+merges the lists.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from deplodock.dialects import tensor as ten
+from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
+
+COVERS = "covers"
+"""The kernel attribute listing the torch-level ops a kernel computes (merged by fuse)."""
+
+
+# --- names ---------------------------------------------------------------------------------
+
+
+@dataclass
+class KernelNames:
+    """Hands out ``k_<hint>`` kernel names, unique within one module."""
+
+    taken: set[str] = field(default_factory=set)
+
+    @staticmethod
+    def of_module(module: ModuleOp) -> KernelNames:
+        return KernelNames({op.sym_name.data for op in module.walk() if isinstance(op, KernelOp)})
+
+    def fresh(self, hint: str) -> str:
+        base = "k_" + re.sub(r"\W", "_", hint)
+        name, n = base, 1
+        while name in self.taken:
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        return name
+
+
+def _hint(value: SSAValue, default: str) -> str:
+    return value.name_hint or default
+
+
+def covers_of(op: Operation, default: str) -> ArrayAttr:
+    """The ``covers`` list of the kernel lifted from ``op`` (see the module docstring)."""
+    given = op.attributes.get(COVERS)
+    if isinstance(given, ArrayAttr):
+        return given
+    hint = op.results[0].name_hint if op.results else None
+    return ArrayAttr([StringAttr(hint or default)])
+
+
+# --- the kernel shell ----------------------------------------------------------------------
+
+
+@dataclass
+class _Kernel:
+    """A kernel under construction: distinct tensor inputs, one output, buffers named."""
+
+    op: KernelOp
+    buffers: dict[SSAValue, SSAValue]  # graph-level tensor -> its buffer in the body
+    out: SSAValue
+    next_iv: int = 0
+
+    @staticmethod
+    def create(name: str, inputs: Sequence[SSAValue], result: SSAValue) -> _Kernel:
+        distinct: list[SSAValue] = []
+        for value in inputs:
+            if not any(value is d for d in distinct):
+                distinct.append(value)
+        op = KernelOp(name, distinct, [result.type])
+        op.results[0].name_hint = result.name_hint
+        buffers = dict(zip(distinct, op.input_buffers, strict=True))
+        for i, (tensor, buf) in enumerate(buffers.items()):
+            buf.name_hint = _hint(tensor, f"in{i}") + "_b"
+        out = op.output_buffers[0]
+        out.name_hint = _hint(result, "out") + "_b"
+        return _Kernel(op, buffers, out)
+
+    @property
+    def block(self) -> Block:
+        return self.op.body.block
+
+    def loop(self, parent: Block, extent: int, reduce: str | None = None,
+             result_type: Attribute | None = None) -> ForOp:
+        """Append a loop (free, or reduce of ``reduce`` kind) with the next iv name."""
+        if reduce is None:
+            loop = ForOp(0, extent)
+        else:
+            assert result_type is not None
+            loop = ForOp(0, extent, reduce=[reduce], result_types=[result_type])
+        loop.induction_var.name_hint = f"a{self.next_iv}"
+        self.next_iv += 1
+        parent.add_op(loop)
+        return loop
+
+    def free_nest(self, shape: Sequence[int]) -> tuple[Block, list[SSAValue | None]]:
+        """Free loops over ``shape`` (none for extent-1 axes); the innermost body and ivs."""
+        block = self.block
+        ivs: list[SSAValue | None] = []
+        for extent in shape:
+            if extent == 1:
+                ivs.append(None)
+                continue
+            loop = self.loop(block, extent)
+            ivs.append(loop.induction_var)
+            block = loop.body.block
+        return block, ivs
+
+
+def access(ivs: Sequence[SSAValue | None]) -> tuple[AffineMap, list[SSAValue]]:
+    """The identity access over ``ivs``: one dim per iv, the constant 0 where None."""
+    operands = [iv for iv in ivs if iv is not None]
+    exprs: list[AffineExpr] = []
+    for iv in ivs:
+        if iv is None:
+            exprs.append(AffineExpr.constant(0))
+        else:
+            exprs.append(AffineExpr.dimension(next(i for i, o in enumerate(operands) if o is iv)))
+    return AffineMap(len(operands), 0, tuple(exprs)), operands
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType)
+    return tuple(value.type.get_shape())
+
+
+# --- one pattern per op kind ---------------------------------------------------------------
+
+
+@dataclass
+class LiftMap(RewritePattern):
+    names: KernelNames
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ten.MapOp, rewriter: PatternRewriter) -> None:
+        k = _Kernel.create(self.names.fresh(_hint(op.result, "map")), op.inputs, op.result)
+        body, ivs = k.free_nest(_shape(op.result))
+        map_, operands = access(ivs)
+        loads: dict[SSAValue, SSAValue] = {}
+        mapper: dict[SSAValue, SSAValue] = {}
+        for arg, tensor in zip(op.body.block.args, op.inputs, strict=True):
+            buf = k.buffers[tensor]
+            if buf not in loads:
+                load = LoadOp(buf, map_, operands)
+                load.result.name_hint = arg.name_hint or "in"
+                body.add_op(load)
+                loads[buf] = load.result
+            mapper[arg] = loads[buf]
+        for inner in op.body.block.ops:
+            if isinstance(inner, ten.YieldOp):
+                value = mapper.get(inner.value, inner.value)
+                body.add_op(StoreOp(value, k.out, map_, operands))
+            else:
+                body.add_op(inner.clone(mapper))
+        k.op.attributes[COVERS] = covers_of(op, "map")
+        rewriter.replace(op, k.op)
+
+
+@dataclass
+class LiftReduce(RewritePattern):
+    names: KernelNames
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ten.ReduceOp, rewriter: PatternRewriter) -> None:
+        k = _Kernel.create(self.names.fresh(_hint(op.result, "reduce")), [op.input], op.result)
+        shape = _shape(op.input)
+        dims = op.reduced_dims
+        kept = [n for i, n in enumerate(shape) if i not in dims]
+        body, kept_ivs = k.free_nest(kept)
+        element = op.result.type.element_type  # type: ignore[union-attr]
+        ivs: dict[int, SSAValue | None] = dict(
+            zip([i for i in range(len(shape)) if i not in dims], kept_ivs, strict=True)
+        )
+        loops: list[ForOp] = []
+        block = body
+        for axis in dims:
+            if shape[axis] == 1:
+                ivs[axis] = None
+                continue
+            loop = k.loop(block, shape[axis], op.kind.data, element)
+            loop.results[0].name_hint = op.result.name_hint
+            ivs[axis] = loop.induction_var
+            loops.append(loop)
+            block = loop.body.block
+        map_, operands = access([ivs[i] for i in range(len(shape))])
+        load = LoadOp(k.buffers[op.input], map_, operands)
+        load.result.name_hint = "in"
+        block.add_op(load)
+        value: SSAValue = load.result
+        for loop in reversed(loops):
+            loop.body.block.add_op(YieldOp(value))
+            value = loop.results[0]
+        out_map, out_operands = access(kept_ivs)
+        body.add_op(StoreOp(value, k.out, out_map, out_operands))
+        k.op.attributes[COVERS] = covers_of(op, "reduce")
+        rewriter.replace(op, k.op)
+
+
+@dataclass
+class LiftIndexMap(RewritePattern):
+    names: KernelNames
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ten.IndexMapOp, rewriter: PatternRewriter) -> None:
+        k = _Kernel.create(self.names.fresh(_hint(op.result, "view")), [op.source], op.result)
+        body, ivs = k.free_nest(_shape(op.result))
+        map_, operands = access(ivs)
+        # The view's map is over result axes: substitute each axis's index (its iv, or 0).
+        view = op.map.data
+        source_map = AffineMap(
+            len(operands),
+            0,
+            tuple(r.replace_dims_and_symbols(map_.results, []) for r in view.results),
+        )
+        load = LoadOp(k.buffers[op.source], source_map, operands)
+        load.result.name_hint = "in"
+        body.add_op(load)
+        body.add_op(StoreOp(load.result, k.out, map_, operands))
+        k.op.attributes[COVERS] = covers_of(op, "index_map")
+        rewriter.replace(op, k.op)
+
+
+@dataclass
+class LiftSplat(RewritePattern):
+    names: KernelNames
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ten.ConstantOp, rewriter: PatternRewriter) -> None:
+        value = op.value
+        if not value.is_splat():
+            return  # a literal tensor stays a graph-level input (see the module docstring)
+        element = op.result.type.element_type  # type: ignore[union-attr]
+        scalar = value.get_values()[0]
+        attr = (
+            FloatAttr(float(scalar), element)  # type: ignore[arg-type]
+            if isinstance(scalar, float)
+            else IntegerAttr(int(scalar), element)  # type: ignore[arg-type]
+        )
+        k = _Kernel.create(self.names.fresh(_hint(op.result, "splat")), [], op.result)
+        constant = arith.ConstantOp(attr)
+        constant.result.name_hint = "c"
+        k.block.add_op(constant)
+        body, ivs = k.free_nest(_shape(op.result))
+        map_, operands = access(ivs)
+        body.add_op(StoreOp(constant.result, k.out, map_, operands))
+        k.op.attributes[COVERS] = covers_of(op, "constant")
+        rewriter.replace(op, k.op)
+
+
+@dataclass(frozen=True)
+class LiftToLoop(ModulePass):
+    """Turn every ten op into one loop.kernel (see the module docstring)."""
+
+    name = "lift-to-loop"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        names = KernelNames.of_module(op)
+        patterns = GreedyRewritePatternApplier(
+            [LiftMap(names), LiftReduce(names), LiftIndexMap(names), LiftSplat(names)]
+        )
+        PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)
