@@ -315,10 +315,6 @@ class Decomposition(RewritePattern, ABC):
                 new.results[0].name_hint = f"{emit.name}_t"
         if result.owner in emit.ops:
             result.name_hint = emit.name
-        # Provenance: every ten op records the torch op it came from; kernels merge these.
-        covers = ArrayAttr([StringAttr(emit.name)])
-        for new in emit.ops:
-            new.attributes["covers"] = covers
         rewriter.replace(op, emit.ops, [result])
 
     @abstractmethod
