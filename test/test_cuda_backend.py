@@ -8,6 +8,7 @@ import tempfile
 import numpy as np
 import pytest
 import torch
+
 from deplodock.backends.cuda import (
     KernelResources,
     LoadedModule,

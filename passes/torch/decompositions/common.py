@@ -27,12 +27,10 @@ from typing import ClassVar
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
-    ArrayAttr,
     BFloat16Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    StringAttr,
     TensorType,
     f32,
     i1,
