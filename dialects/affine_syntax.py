@@ -213,7 +213,9 @@ def _value_range(value: SSAValue) -> tuple[int, int] | None:
     return query(value) if query is not None else None
 
 
-def expr_range(expr: AffineExpr, ranges: Sequence[tuple[int, int] | None]) -> tuple[int, int] | None:
+def expr_range(
+    expr: AffineExpr, ranges: Sequence[tuple[int, int] | None]
+) -> tuple[int, int] | None:
     """Interval bounds of ``expr`` given the bounds of its dims (None when unknown)."""
     if isinstance(expr, AffineConstantExpr):
         return (expr.value, expr.value)
