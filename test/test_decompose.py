@@ -228,3 +228,12 @@ def test_tensor_interpreter_ops() -> None:
     for g, want in zip(got, [y, y.prod(1), y.min(0)], strict=True):
         assert g.dtype == np.float32
         np.testing.assert_allclose(g, want, rtol=1e-6)
+
+
+def test_each_target_has_one_decomposition() -> None:
+    from collections import Counter
+
+    from deplodock.passes.torch.decompose import all_decompositions
+
+    claims = Counter(t for d in all_decompositions() for t in d.targets)
+    assert not [t for t, n in claims.items() if n > 1]

@@ -11,6 +11,9 @@ missing in one run rather than one op per run.
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,26 +25,31 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 
 from deplodock.dialects.torch import AtenOp
 from deplodock.frontends.errors import UserInputError
-from deplodock.passes.torch.decompositions.binary import ElementwiseBinary
+from deplodock.passes.torch import decompositions
 from deplodock.passes.torch.decompositions.common import Decomposition
-from deplodock.passes.torch.decompositions.matmul import MatMul
-from deplodock.passes.torch.decompositions.mean import Mean
-from deplodock.passes.torch.decompositions.pow import Pow
-from deplodock.passes.torch.decompositions.reduction import Reduction
-from deplodock.passes.torch.decompositions.relu import Relu
-from deplodock.passes.torch.decompositions.rms_norm import RmsNorm
-from deplodock.passes.torch.decompositions.softmax import Softmax
-from deplodock.passes.torch.decompositions.unary import Unary
-from deplodock.passes.torch.decompositions.view import View
 
-DECOMPOSITIONS: tuple[type[Decomposition], ...] = (
-    ElementwiseBinary, Unary, Relu, Pow, Reduction, Mean, Softmax, RmsNorm, MatMul, View,
-)
+
+def all_decompositions() -> tuple[type[Decomposition], ...]:
+    """Every Decomposition in the decompositions package, one module per ATen op family.
+
+    Found by import rather than listed, so adding an op is adding a module.
+    """
+    package = decompositions.__name__
+    for info in pkgutil.iter_modules(decompositions.__path__):
+        importlib.import_module(f"{package}.{info.name}")
+    found: list[type[Decomposition]] = []
+    pending = list(Decomposition.__subclasses__())
+    while pending:
+        cls = pending.pop(0)
+        pending.extend(cls.__subclasses__())
+        if not inspect.isabstract(cls) and cls.__module__.startswith(package):
+            found.append(cls)
+    return tuple(sorted(found, key=lambda c: (c.__module__, c.__name__)))
 
 
 def supported_targets() -> list[str]:
     """Every ATen overload the pass decomposes, sorted."""
-    return sorted(t for d in DECOMPOSITIONS for t in d.targets)
+    return sorted(t for d in all_decompositions() for t in d.targets)
 
 
 def qualified_name(target: str) -> str:
@@ -79,7 +87,7 @@ class Decompose(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         reasons: dict[AtenOp, str] = {}
-        patterns = [d(reasons) for d in DECOMPOSITIONS]
+        patterns = [d(reasons) for d in all_decompositions()]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
         left = [o for o in op.walk() if isinstance(o, AtenOp)]
         if left:
