@@ -8,8 +8,8 @@ Three op kinds keep the surface that later passes must understand small:
 * ``ten.index_map``: an affine view ``result[i] = source[f(i)]`` (broadcast, transpose,
   reshape, slice), with ``f`` an upstream affine map from result to source indices.
 
-plus ``ten.constant`` for literal tensors. The dialect is named ``ten`` because upstream
-already has a ``tensor`` dialect. Broadcasting is always explicit (an index_map), so a map
+plus ``ten.constant`` for literal tensors and ``ten.iota`` for positions as data. The
+dialect is named ``ten`` because upstream already has a ``tensor`` dialect. Broadcasting is always explicit (an index_map), so a map
 never has to guess how its operands line up.
 """
 
@@ -21,6 +21,9 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     i64,
@@ -327,4 +330,55 @@ class ConstantOp(IRDLOperation):
             raise VerifyException("ten.constant: result type differs from the literal's type")
 
 
-Ten = Dialect("ten", [MapOp, YieldOp, ReduceOp, IndexMapOp, ConstantOp])
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """``%i = ten.iota dim 1 : tensor<8x8xi64>``: each element is its index along ``dim``.
+
+    Positions as data: causal masks compare two iotas, ``arange`` is one, and a concat is
+    a select on one. It costs no memory: fusion turns it into the loop's index.
+    """
+
+    name = "ten.iota"
+    dim = prop_def(IntegerAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, dim: int, result_type: TensorType):
+        super().__init__(
+            result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)}
+        )
+
+    @property
+    def axis(self) -> int:
+        return self.dim.value.data
+
+    def verify_(self) -> None:
+        shape = _shape(self.result)
+        if not 0 <= self.axis < len(shape):
+            raise VerifyException(
+                f"ten.iota: dim {self.axis} is not an axis of a rank-{len(shape)} result"
+            )
+        if not isinstance(_element(self.result.type), IntegerType | IndexType):
+            raise VerifyException("ten.iota: the result holds integers")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" dim {self.axis}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IotaOp:
+        parser.parse_keyword("dim")
+        dim = parser.parse_integer()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        if not isinstance(type_, TensorType):
+            parser.raise_error("ten.iota produces a tensor")
+        op = cls(dim, type_)
+        op.attributes.update(attrs)
+        return op
+
+
+Ten = Dialect("ten", [MapOp, YieldOp, ReduceOp, IndexMapOp, ConstantOp, IotaOp])

@@ -25,7 +25,14 @@ from xdsl.ir import SSAValue
 from deplodock.dialects.affine_syntax import eval_map
 from deplodock.dialects.combine import COMBINE_KINDS
 from deplodock.dialects.interpreters.scalar import numpy_dtype
-from deplodock.dialects.tensor import ConstantOp, IndexMapOp, MapOp, ReduceOp, YieldOp
+from deplodock.dialects.tensor import (
+    ConstantOp,
+    IndexMapOp,
+    IotaOp,
+    MapOp,
+    ReduceOp,
+    YieldOp,
+)
 
 
 def _type(value: SSAValue) -> tuple[tuple[int, ...], np.dtype]:
@@ -81,3 +88,8 @@ class TensorFunctions(InterpreterFunctions):
     ) -> PythonValues:
         shape, dtype = _type(op.result)
         return (np.asarray(op.value.get_values(), dtype=dtype).reshape(shape),)
+
+    @impl(IotaOp)
+    def run_iota(self, interpreter: Interpreter, op: IotaOp, args: PythonValues) -> PythonValues:
+        shape, dtype = _type(op.result)
+        return (np.indices(shape, dtype=dtype)[op.axis],)

@@ -295,6 +295,28 @@ class LiftSplat(RewritePattern):
         rewriter.replace(op, k.op)
 
 
+@dataclass
+class LiftIota(RewritePattern):
+    names: KernelNames
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ten.IotaOp, rewriter: PatternRewriter) -> None:
+        k = _Kernel.create(self.names.fresh(_hint(op.result, "iota")), [], op.result)
+        body, ivs = k.free_nest(_shape(op.result))
+        map_, operands = access(ivs)
+        iv = ivs[op.axis]
+        element = op.result.type.element_type  # type: ignore[union-attr]
+        if iv is None:  # an extent-1 axis: the position is always 0
+            value = arith.ConstantOp(IntegerAttr(0, element))
+        else:
+            value = arith.IndexCastOp(iv, element)
+        value.results[0].name_hint = "pos"
+        body.add_op(value)
+        body.add_op(StoreOp(value.results[0], k.out, map_, operands))
+        k.op.attributes[COVERS] = covers_of(op, "iota")
+        rewriter.replace(op, k.op)
+
+
 @dataclass(frozen=True)
 class LiftToLoop(ModulePass):
     """Turn every ten op into one loop.kernel (see the module docstring)."""
@@ -304,6 +326,12 @@ class LiftToLoop(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         names = KernelNames.of_module(op)
         patterns = GreedyRewritePatternApplier(
-            [LiftMap(names), LiftReduce(names), LiftIndexMap(names), LiftSplat(names)]
+            [
+                LiftMap(names),
+                LiftReduce(names),
+                LiftIndexMap(names),
+                LiftSplat(names),
+                LiftIota(names),
+            ]
         )
         PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)

@@ -156,3 +156,11 @@ func.func @constant_type() -> tensor<3xf32> {
 }
 
 // CHECK: ten.constant: result type differs from the literal's type
+
+// -----
+
+func.func @iota_dim(%x: tensor<4xf32>) {
+  // CHECK: ten.iota: dim 2 is not an axis of a rank-2 result
+  %i = ten.iota dim 2 : tensor<4x4xi64>
+  func.return
+}

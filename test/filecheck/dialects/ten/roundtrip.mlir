@@ -15,6 +15,7 @@ func.func @ops(%x: tensor<2x4x64xf32>, %w: tensor<64xf32>) -> (tensor<2x4x64xf32
   %t = ten.index_map %x (d0, d1, d2) -> (d1, (d0 floordiv 2), (d2 mod 64)) : tensor<2x4x64xf32> -> tensor<4x2x64xf32>
   %k = ten.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
   %s = ten.constant dense<0.000000e+00> : tensor<f32>
+  %i = ten.iota dim 1 : tensor<2x8xi64>
   %z = ten.map() : -> tensor<4xf32> {
     %zero = arith.constant 0.000000e+00 : f32
     ten.yield %zero : f32
@@ -35,6 +36,7 @@ func.func @ops(%x: tensor<2x4x64xf32>, %w: tensor<64xf32>) -> (tensor<2x4x64xf32
 // CHECK-NEXT:   %t = ten.index_map %x (d0, d1, d2) -> (d1, (d0 floordiv 2), (d2 mod 64)) : tensor<2x4x64xf32> -> tensor<4x2x64xf32>
 // CHECK-NEXT:   %k = ten.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
 // CHECK-NEXT:   %s = ten.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT:   %i = ten.iota dim 1 : tensor<2x8xi64>
 // CHECK-NEXT:   %z = ten.map() : -> tensor<4xf32> {
 // CHECK-NEXT:     %zero = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:     ten.yield %zero : f32
