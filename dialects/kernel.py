@@ -69,7 +69,7 @@ from deplodock.dialects.access import (
     verify_signature,
 )
 from deplodock.dialects.loop import (
-    _kinds_attr,
+    kinds_attr,
     parse_reduce_clause,
     print_reduce_clause,
     verify_reduce_clause,
@@ -433,7 +433,7 @@ class ForOp(IRDLOperation):
             properties={
                 "upper": IntAttr(upper),
                 "step": IntAttr(step),
-                "reduce": _kinds_attr(reduce),
+                "reduce": kinds_attr(reduce),
             },
         )
 

@@ -186,7 +186,7 @@ def verify_reduce_clause(op: IRDLOperation, kinds: ArrayAttr, body: Region) -> N
         raise VerifyException(f"{op.name}: {role}")
 
 
-def _kinds_attr(kinds: Sequence[str]) -> ArrayAttr:
+def kinds_attr(kinds: Sequence[str]) -> ArrayAttr:
     return ArrayAttr([StringAttr(k) for k in kinds])
 
 
@@ -220,7 +220,7 @@ class ForOp(IRDLOperation):
             properties={
                 "lower": IntAttr(lower),
                 "upper": IntAttr(upper),
-                "reduce": _kinds_attr(reduce),
+                "reduce": kinds_attr(reduce),
             },
         )
 

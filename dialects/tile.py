@@ -56,7 +56,7 @@ from deplodock.dialects.access import (
 )
 from deplodock.dialects.combine import COMBINE_KINDS
 from deplodock.dialects.loop import (
-    _kinds_attr,
+    kinds_attr,
     parse_reduce_clause,
     print_reduce_clause,
     verify_reduce_clause,
@@ -251,7 +251,7 @@ class StridedForOp(IRDLOperation):
             properties={
                 "upper": IntAttr(upper),
                 "step": IntAttr(step),
-                "reduce": _kinds_attr(reduce),
+                "reduce": kinds_attr(reduce),
             },
         )
 
