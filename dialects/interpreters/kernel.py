@@ -1,0 +1,514 @@
+"""The kernel level on numpy: SIMT lanes over (blocks, threads), exact barriers, shuffles
+and shared memory, and a checker for shared-memory races and out-of-bounds accesses.
+
+Lanes
+-----
+A ``kernel.kernel`` runs a chunk of blocks at a time, every value an array over
+``(blocks of the chunk, threads of a block)`` (``tile.py`` describes the SIMT model: masks
+for ``scf.if`` and per-thread trip counts, gathers and scatters on active lanes).
+``kernel.thread_id`` is ``arange(threads)`` along the second dimension (x fastest, then y
+and z), ``kernel.block_id`` the chunk's block indices along the first. Blocks of one
+launch never synchronise with each other, so running a chunk of them in lockstep is
+exact; shared memory and the race checker's state are kept per block.
+
+A launch can run **only chosen blocks** (``KernelFunctions(blocks=...)``, see
+``select_blocks``): the first, the middle and the last of a full-size grid, say, so the
+schedule chosen for a real shape is checked without running 57344 blocks. Outputs start
+as NaN (``poisoned``), so what the skipped blocks would have written stays NaN, and each
+``Launch`` records the elements its blocks stored.
+
+Hardware primitives
+-------------------
+* ``kernel.shared``: one array per block of the chunk, uninitialised (NaN) as on the GPU.
+* ``kernel.barrier``: every thread of a block must reach it. A barrier reached by some
+  threads of a block and not others (a barrier under a thread-dependent ``scf.if``, or in a
+  loop whose trip count depends on the thread) is ``BarrierDivergence``: it deadlocks the
+  block on the GPU. A block whose threads all skip it just goes on.
+* ``kernel.shfl_xor %v, o``: lane ``l`` of each warp of 32 gets the value of lane ``l ^ o``
+  (``__shfl_xor_sync`` with the full mask). All threads of the warp must execute it
+  together, and the source lane must exist (a block of 48 threads has a half warp);
+  anything else is undefined on the GPU and a ``Divergence`` error here.
+* ``kernel.for`` from a thread-dependent start gives each lane its own trip count.
+
+The race checker: epochs
+------------------------
+Each block counts the barriers it has passed: its *epoch*. Two accesses to one shared
+element in the same epoch have no barrier between them, so nothing orders them. For each
+element of each shared array the checker keeps the epoch, thread and op of its last write,
+and, for the epoch of its latest reads, one reading thread (and op) per warp. Then:
+
+* a read of an element written in the same epoch by another warp's thread,
+* a write to an element written, or read, in the same epoch by another warp's thread,
+* one store op whose lanes write *different* values to one element (which wins is
+  undefined),
+
+raise ``SharedMemoryRace``, naming the op (as it prints in its kernel, with its line), the
+shared array, the element, the block and both threads (and the earlier access's op). A
+read of an element no thread has written yet is ``UninitializedRead``; an index outside the
+array is ``OutOfBounds``, as for global memory.
+
+Lanes of one warp count as one agent: a warp executes in lockstep, so its lanes'
+accesses are ordered by program order (warp-synchronous execution, which materialize's
+shared-memory tree relies on: the 32 lanes of an active warp read their slot and write it
+back with one value). Hence the rules speak of *another warp's* thread. Volta's
+independent thread scheduling formally needs ``__syncwarp`` for that; the kernel dialect
+has none, so hazards between lanes of one warp are reported only in the third case.
+Global memory is checked for bounds only: blocks communicating through it within one
+launch is undefined and no pass generates it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    ReturnedValues,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.ir import Operation
+
+from deplodock.dialects import kernel
+from deplodock.dialects.affine_syntax import eval_map
+from deplodock.dialects.interpreters.loop import poisoned
+from deplodock.dialects.interpreters.tile import (
+    Divergence,
+    Lanes,
+    OutOfBounds,
+    Simt,
+    SimtError,
+    SimtFunctions,
+    checked_indices,
+    gather,
+    nested_interpreter,
+    op_text,
+    run_loop,
+    scatter,
+)
+
+WARP = 32
+LANES = 1 << 15
+"""Most lanes (blocks x threads) run at once; a launch runs in chunks of blocks."""
+SHADOW = 1 << 22
+"""Most per-warp reader entries the race checker keeps for one chunk."""
+
+BlockChoice = None | str | Sequence[int] | Callable[[int], Sequence[int]]
+"""Which blocks of a launch run: None (all), ``"sample"`` (the first, the middle and the
+last), linear block indices (negative ones count from the end), or a function of the
+grid's block count returning indices."""
+
+
+class SharedMemoryRace(SimtError):
+    """Two threads of different warps access one shared element with no barrier between,
+    one of them writing."""
+
+
+class UninitializedRead(SimtError):
+    """A thread reads a shared element that no thread has written."""
+
+
+class BarrierDivergence(Divergence):
+    """Some threads of a block reach a barrier and others do not."""
+
+
+def select_blocks(choice: BlockChoice, count: int) -> np.ndarray:
+    """The linear block indices ``choice`` picks from a grid of ``count`` blocks, sorted."""
+    if choice is None:
+        return np.arange(count, dtype=np.int64)
+    if isinstance(choice, str):
+        if choice != "sample":
+            raise ValueError(f"blocks='{choice}': expected 'sample', indices or a function")
+        picked: Sequence[int] = [0, count // 2, count - 1]
+    elif callable(choice):
+        picked = choice(count)
+    else:
+        picked = choice
+    out = []
+    for index in picked:
+        if not -count <= index < count:
+            raise ValueError(f"block {index} is outside the grid's {count} blocks")
+        out.append(index % count)
+    return np.unique(np.asarray(out, dtype=np.int64))
+
+
+@dataclass
+class Launch:
+    """One ``kernel.kernel`` run: which blocks ran and which output elements they stored."""
+
+    op: kernel.KernelOp
+    blocks: np.ndarray
+    stores: list[list[np.ndarray]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.op.sym_name.data
+
+    def written(self, result: int) -> np.ndarray:
+        """Sorted flat indices of the elements of result ``result`` that were stored."""
+        parts = self.stores[result]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+    def written_mask(self, result: int) -> np.ndarray:
+        """A bool array of result ``result``'s shape: True where a stored element is."""
+        shape = tuple(self.op.results[result].type.get_shape())  # type: ignore[attr-defined]
+        mask = np.zeros(int(np.prod(shape)), np.bool_)
+        mask[self.written(result)] = True
+        return mask.reshape(shape)
+
+
+class BlockLanes(Lanes):
+    """Lanes ``(i, j)``: thread ``j`` of block ``blocks[i]``."""
+
+    def __init__(self, op: kernel.KernelOp, blocks: np.ndarray):
+        self.block_shape = op.block_shape
+        self.grid_shape = op.grid_shape
+        self.threads = int(np.prod(self.block_shape))
+        self.blocks = blocks
+        self.shape = (len(blocks), self.threads)
+
+    @staticmethod
+    def _xyz(linear: int, shape: tuple[int, int, int]) -> str:
+        if shape[1] == shape[2] == 1:
+            return str(linear)
+        x, y, z = linear % shape[0], linear // shape[0] % shape[1], linear // (shape[0] * shape[1])
+        return f"{linear} ({x}, {y}, {z})"
+
+    def thread(self, j: int) -> str:
+        return f"thread {self._xyz(int(j), self.block_shape)}"
+
+    def block(self, i: int) -> str:
+        return f"block {self._xyz(int(self.blocks[i]), self.grid_shape)}"
+
+    def describe(self, index: tuple[int, ...]) -> str:
+        return f"{self.thread(index[1])} of {self.block(index[0])}"
+
+    def ids(self, linear: np.ndarray, shape: tuple[int, int, int], dim: str) -> np.ndarray:
+        """The x, y or z component of linear ids (x fastest)."""
+        if dim == "x":
+            return linear % shape[0]
+        if dim == "y":
+            return linear // shape[0] % shape[1]
+        return linear // (shape[0] * shape[1])
+
+
+class SharedArray:
+    """One ``kernel.shared`` allocation for every block of a chunk, with the race
+    checker's shadow state (see the module docstring)."""
+
+    def __init__(self, op: kernel.SharedOp, blocks: int, warps: int):
+        type_ = op.result.type
+        assert isinstance(type_, MemRefType)
+        self.name = op.sym_name.data
+        self.shape = tuple(type_.get_shape())
+        size = int(np.prod(self.shape))
+        self.strides = [int(np.prod(self.shape[k + 1 :])) for k in range(len(self.shape))]
+        self.data = poisoned(type_).reshape(1, size).repeat(blocks, axis=0)
+        self.w_epoch = np.full((blocks, size), -1, np.int64)
+        self.w_thread = np.full((blocks, size), -1, np.int64)
+        self.w_op = np.full((blocks, size), -1, np.int64)
+        self.r_epoch = np.full((blocks, size), -1, np.int64)
+        self.r_thread = np.full((blocks, size, warps), -1, np.int64)
+        self.r_op = np.full((blocks, size, warps), -1, np.int64)
+
+    def flat(self, indices: Sequence[np.ndarray]) -> Any:
+        total: Any = 0
+        for index, stride in zip(indices, self.strides, strict=True):
+            total = total + index * stride
+        return total
+
+    def element(self, e: int) -> str:
+        if not self.shape:
+            return f'"{self.name}"'
+        at = np.unravel_index(int(e), self.shape)
+        return f'"{self.name}"[{", ".join(str(int(i)) for i in at)}]'
+
+
+class BlockSimt(Simt):
+    """A chunk of blocks: lanes, masks, barrier epochs, and where stores are recorded."""
+
+    def __init__(self, lanes: BlockLanes, launch: Launch, outputs: Sequence[np.ndarray]):
+        super().__init__(lanes)
+        self.lanes: BlockLanes = lanes
+        self.launch = launch
+        self.epoch = np.zeros(lanes.shape[0], np.int64)
+        self.warps = -(-lanes.threads // WARP)
+        self.output_of = {id(a): i for i, a in enumerate(outputs)}
+        self.ops: list[Operation] = []
+        self._op_ids: dict[int, int] = {}
+
+    def op_id(self, op: Operation) -> int:
+        if id(op) not in self._op_ids:
+            self._op_ids[id(op)] = len(self.ops)
+            self.ops.append(op)
+        return self._op_ids[id(op)]
+
+    def active_lanes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(block row, thread) of every active lane."""
+        return np.nonzero(self.active())
+
+
+def _race(
+    op: Operation,
+    state: BlockSimt,
+    shared: SharedArray,
+    row: int,
+    element: int,
+    what: str,
+    other_thread: int,
+    other: str,
+    other_op: int,
+) -> SharedMemoryRace:
+    """The error for ``what`` racing with ``other_thread``'s access at ``other_op``
+    (-1: the same op, where the racing lanes ran together)."""
+    lanes = state.lanes
+    if other_op >= 0:
+        tail = f" at {op_text(state.ops[other_op])} with no kernel.barrier between"
+    else:
+        tail = " (which value lands is undefined)"
+    return SharedMemoryRace(
+        f"{op_text(op)}: shared-memory race in {lanes.block(row)} on "
+        f"{shared.element(element)}: {what}, but {lanes.thread(other_thread)} {other}{tail}"
+    )
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    equal = a == b
+    if np.issubdtype(a.dtype, np.floating):
+        equal |= np.isnan(a) & np.isnan(b)
+    return equal
+
+
+def check_read(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e) -> None:
+    """Raise on a read of an unwritten element or one another warp wrote this epoch;
+    then record the readers."""
+    epoch = state.epoch[b]
+    written = shared.w_epoch[b, e]
+    never = written < 0
+    if never.any():
+        i = int(np.argmax(never))
+        raise UninitializedRead(
+            f"{op_text(op)}: {state.lanes.describe((b[i], t[i]))} reads "
+            f"{shared.element(e[i])}, which no thread has written"
+        )
+    writer = shared.w_thread[b, e]
+    race = (written == epoch) & (writer // WARP != t // WARP)
+    if race.any():
+        i = int(np.argmax(race))
+        raise _race(
+            op, state, shared, b[i], e[i], f"{state.lanes.thread(t[i])} reads it",
+            writer[i], "wrote it", shared.w_op[b[i], e[i]],
+        )
+    stale = shared.r_epoch[b, e] != epoch
+    if stale.any():
+        shared.r_thread[b[stale], e[stale], :] = -1
+        shared.r_epoch[b[stale], e[stale]] = epoch[stale]
+    shared.r_thread[b, e, t // WARP] = t
+    shared.r_op[b, e, t // WARP] = state.op_id(op)
+
+
+def check_write(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e, v) -> None:
+    """Raise on a write that races with a write or read of another warp this epoch, or
+    with another lane of the same store writing a different value."""
+    epoch, warp = state.epoch[b], t // WARP
+    key = b * shared.data.shape[1] + e
+    order = np.argsort(key, kind="stable")
+    dup = key[order][1:] == key[order][:-1]
+    if dup.any():
+        first, second = order[:-1][dup], order[1:][dup]
+        clash = (warp[first] != warp[second]) | ~_same(v[first], v[second])
+        if clash.any():
+            k = int(np.argmax(clash))
+            i, j = first[k], second[k]
+            raise _race(
+                op, state, shared, b[i], e[i],
+                f"{state.lanes.thread(t[j])} writes {v[j]} to it", t[i],
+                f"writes {v[i]} to it in the same store", -1,
+            )
+    written, writer = shared.w_epoch[b, e], shared.w_thread[b, e]
+    race = (written == epoch) & (writer // WARP != warp)
+    if race.any():
+        i = int(np.argmax(race))
+        raise _race(
+            op, state, shared, b[i], e[i], f"{state.lanes.thread(t[i])} writes it",
+            writer[i], "wrote it", shared.w_op[b[i], e[i]],
+        )
+    readers = shared.r_thread[b, e]
+    others = (
+        (shared.r_epoch[b, e] == epoch)[:, None]
+        & (readers >= 0)
+        & (np.arange(state.warps)[None, :] != warp[:, None])
+    )
+    if others.any():
+        i, w = (int(x) for x in np.argwhere(others)[0])
+        raise _race(
+            op, state, shared, b[i], e[i], f"{state.lanes.thread(t[i])} writes it",
+            readers[i, w], "read it", shared.r_op[b[i], e[i], w],
+        )
+    shared.data[b, e] = v
+    shared.w_epoch[b, e] = epoch
+    shared.w_thread[b, e] = t
+    shared.w_op[b, e] = state.op_id(op)
+
+
+@register_impls
+class KernelBodyFunctions(SimtFunctions):
+    """The ops of a kernel body on (block, thread) lanes."""
+
+    state: BlockSimt
+
+    @impl(kernel.ThreadIdOp)
+    def run_thread_id(self, interpreter: Interpreter, op: kernel.ThreadIdOp, args: tuple):
+        lanes = self.state.lanes
+        linear = np.arange(lanes.threads, dtype=np.int64).reshape(1, -1)
+        return (lanes.ids(linear, lanes.block_shape, op.dim.data),)
+
+    @impl(kernel.BlockIdOp)
+    def run_block_id(self, interpreter: Interpreter, op: kernel.BlockIdOp, args: tuple):
+        lanes = self.state.lanes
+        return (lanes.ids(lanes.blocks.reshape(-1, 1), lanes.grid_shape, op.dim.data),)
+
+    @impl(kernel.SharedOp)
+    def run_shared(self, interpreter: Interpreter, op: kernel.SharedOp, args: tuple):
+        return (SharedArray(op, self.state.lanes.shape[0], self.state.warps),)
+
+    @impl(kernel.BarrierOp)
+    def run_barrier(self, interpreter: Interpreter, op: kernel.BarrierOp, args: tuple):
+        state = self.state
+        active = state.active()
+        every = active.all(axis=1)
+        split = active.any(axis=1) & ~every
+        if split.any():
+            i = int(np.argmax(split))
+            missing = int(np.argmin(active[i]))
+            raise BarrierDivergence(
+                f"{op_text(op)}: {int(active[i].sum())} of the {state.lanes.threads} threads of "
+                f"{state.lanes.block(i)} reach the barrier ({state.lanes.thread(missing)} does "
+                "not): a barrier every thread must reach deadlocks the block"
+            )
+        state.epoch[every] += 1
+        return ()
+
+    @impl(kernel.ShflXorOp)
+    def run_shfl_xor(self, interpreter: Interpreter, op: kernel.ShflXorOp, args: tuple):
+        state = self.state
+        threads = state.lanes.threads
+        active = state.active()
+        pad = (-threads) % WARP
+        by_warp = np.pad(active, ((0, 0), (0, pad)), mode="edge") if pad else active
+        by_warp = by_warp.reshape(active.shape[0], -1, WARP)
+        split = by_warp.any(axis=2) & ~by_warp.all(axis=2)
+        if split.any():
+            i, w = (int(x) for x in np.argwhere(split)[0])
+            raise Divergence(
+                f"{op_text(op)}: only part of warp {w} of {state.lanes.block(i)} executes the "
+                "full-warp shuffle"
+            )
+        source = np.arange(threads) ^ op.offset.data
+        missing = active & (source >= threads)[None, :]
+        if missing.any():
+            i, j = (int(x) for x in np.argwhere(missing)[0])
+            raise Divergence(
+                f"{op_text(op)}: {state.lanes.describe((i, j))} reads lane {source[j] % WARP} "
+                f"of its warp (thread {source[j]}), which a block of {threads} threads lacks"
+            )
+        value = state.full(args[0])
+        return (value[:, np.minimum(source, threads - 1)],)
+
+    @impl(kernel.ForOp)
+    def run_for(self, interpreter: Interpreter, op: kernel.ForOp, args: tuple):
+        return run_loop(interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds)
+
+    @impl(kernel.LoadOp)
+    def run_load(self, interpreter: Interpreter, op: kernel.LoadOp, args: tuple):
+        buffer, indices = args[0], eval_map(op.map.data, args[1:])
+        if not isinstance(buffer, SharedArray):
+            return (gather(op, self.state, buffer, indices),)
+        state = self.state
+        arrays = checked_indices(op, state, f'"{buffer.name}"', buffer.shape, indices)
+        flat = state.full(buffer.flat(arrays))
+        b, t = state.active_lanes()
+        check_read(op, state, buffer, b, t, flat[b, t])
+        if state.mask is not None:
+            flat = np.where(state.active(), flat, 0)
+        rows = np.arange(flat.shape[0]).reshape(-1, 1)
+        return (buffer.data[rows, flat],)
+
+    @impl(kernel.StoreOp)
+    def run_store(self, interpreter: Interpreter, op: kernel.StoreOp, args: tuple):
+        value, buffer, indices = args[0], args[1], eval_map(op.map.data, args[2:])
+        state = self.state
+        if not isinstance(buffer, SharedArray):
+            written = scatter(op, state, buffer, indices, value)
+            result = state.output_of.get(id(buffer))
+            if result is not None:
+                state.launch.stores[result].append(written)
+            return ()
+        arrays = checked_indices(op, state, f'"{buffer.name}"', buffer.shape, indices)
+        flat = state.full(buffer.flat(arrays))
+        values = state.full(np.asarray(value).astype(buffer.data.dtype, copy=False))
+        b, t = state.active_lanes()
+        check_write(op, state, buffer, b, t, flat[b, t], values[b, t])
+        return ()
+
+    @impl_terminator(kernel.YieldOp)
+    def run_yield(self, interpreter: Interpreter, op: kernel.YieldOp, args: tuple):
+        return ReturnedValues(args), ()
+
+
+def blocks_per_chunk(op: kernel.KernelOp) -> int:
+    """How many blocks run in lockstep: ``LANES`` lanes, ``SHADOW`` reader entries."""
+    threads = int(np.prod(op.block_shape))
+    warps = -(-threads // WARP)
+    shared = sum(
+        int(np.prod(s.result.type.get_shape()))  # type: ignore[attr-defined]
+        for s in op.walk()
+        if isinstance(s, kernel.SharedOp)
+    )
+    return max(1, min(LANES // threads, SHADOW // max(1, shared * warps)))
+
+
+@register_impls
+class KernelFunctions(InterpreterFunctions):
+    """``kernel.kernel``: launches its grid (or the chosen blocks) SIMT-vectorised.
+
+    ``blocks`` picks the blocks of every launch (``BlockChoice``); each run is appended to
+    ``launches``.
+    """
+
+    def __init__(self, blocks: BlockChoice = None):
+        self.blocks = blocks
+        self.launches: list[Launch] = []
+
+    @impl(kernel.KernelOp)
+    def run_kernel(self, interpreter: Interpreter, op: kernel.KernelOp, args: tuple[Any, ...]):
+        inputs = [np.asarray(a) for a in args]
+        outputs = [poisoned(r.type) for r in op.results]  # type: ignore[arg-type]
+        blocks = select_blocks(self.blocks, int(np.prod(op.grid_shape)))
+        launch = Launch(op, blocks, [[] for _ in outputs])
+        chunk = blocks_per_chunk(op)
+        for start in range(0, len(blocks), chunk):
+            lanes = BlockLanes(op, blocks[start : start + chunk])
+            body = nested_interpreter(op, KernelBodyFunctions(BlockSimt(lanes, launch, outputs)))
+            body.run_ssacfg_region(op.body, (*inputs, *outputs), op.sym_name.data)
+        self.launches.append(launch)
+        return tuple(outputs)
+
+
+__all__ = [
+    "BarrierDivergence",
+    "BlockChoice",
+    "Divergence",
+    "KernelFunctions",
+    "Launch",
+    "OutOfBounds",
+    "SharedMemoryRace",
+    "UninitializedRead",
+    "select_blocks",
+]
