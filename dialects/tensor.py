@@ -8,8 +8,10 @@ Three op kinds keep the surface that later passes must understand small:
 * ``ten.index_map``: an affine view ``result[i] = source[f(i)]`` (broadcast, transpose,
   reshape, slice), with ``f`` an upstream affine map from result to source indices.
 
-plus ``ten.constant`` for literal tensors and ``ten.iota`` for positions as data. The
-dialect is named ``ten`` because upstream already has a ``tensor`` dialect. Broadcasting is always explicit (an index_map), so a map
+plus ``ten.constant`` for literal tensors, ``ten.iota`` for positions as data and
+``ten.gather`` for the one access no affine map can say: an index read from data
+(embedding lookups, ``x[idx]``). The dialect is named ``ten`` because upstream already
+has a ``tensor`` dialect. Broadcasting is always explicit (an index_map), so a map
 never has to guess how its operands line up.
 """
 
@@ -381,4 +383,98 @@ class IotaOp(IRDLOperation):
         return op
 
 
-Ten = Dialect("ten", [MapOp, YieldOp, ReduceOp, IndexMapOp, ConstantOp, IotaOp])
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """``%e = ten.gather %w[%ids] axis 0 : tensor<9x4xf32>, tensor<1x8xi64> -> tensor<1x8x4xf32>``
+
+    ``result[p.., i.., q..] = table[p.., ids[i..], q..]`` with ``p`` the ``axis`` leading
+    axes of ``table`` and ``q`` its trailing ones: ``numpy.take(table, ids, axis)``. An
+    embedding is a gather on axis 0; ``x[idx]`` with several index tensors is one on a
+    linearised axis. It is the only data-dependent index of the dialect, so it is an op of
+    its own rather than an index_map: after lifting it is a load whose index is a loaded
+    value, which fusion moves like any other load. An index outside ``[0, extent)`` has no
+    meaning (the interpreters refuse it; the GPU would read out of bounds), so producers
+    wrap negative indices first where PyTorch allows them.
+    """
+
+    name = "ten.gather"
+    axis = prop_def(IntegerAttr)
+    table = operand_def(TensorType)
+    ids = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, table: SSAValue, ids: SSAValue, axis: int):
+        shape = _shape(table)
+        out = (*shape[:axis], *_shape(ids), *shape[axis + 1 :])
+        super().__init__(
+            operands=[table, ids],
+            result_types=[TensorType(_element(table.type), out)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+
+    @property
+    def gather_axis(self) -> int:
+        return self.axis.value.data
+
+    def verify_(self) -> None:
+        table, ids, axis = _shape(self.table), _shape(self.ids), self.gather_axis
+        if not 0 <= axis < len(table):
+            raise VerifyException(
+                f"ten.gather: axis {axis} is not an axis of a rank-{len(table)} table"
+            )
+        if not isinstance(_element(self.ids.type), IntegerType | IndexType):
+            raise VerifyException(
+                f"ten.gather: indices must hold integers, got {_element(self.ids.type)}"
+            )
+        expected = (*table[:axis], *ids, *table[axis + 1 :])
+        if _shape(self.result) != expected:
+            raise VerifyException(
+                f"ten.gather: gathering {ids} indices on axis {axis} of {table} gives "
+                f"{expected}, not {_shape(self.result)}"
+            )
+        if _element(self.result.type) != _element(self.table.type):
+            raise VerifyException("ten.gather: result element type differs from the table's")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.table)
+        printer.print_string("[")
+        printer.print_ssa_value(self.ids)
+        printer.print_string(f"] axis {self.gather_axis}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.table.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.ids.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GatherOp:
+        table = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        ids = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        parser.parse_keyword("axis")
+        axis = parser.parse_integer()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        table_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        ids_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        operands = parser.resolve_operands([table, ids], [table_type, ids_type], parser.pos)
+        op = cls.create(
+            operands=operands,
+            result_types=[result_type],
+            properties={"axis": IntegerAttr(axis, i64)},
+            attributes=attrs,
+        )
+        return op
+
+
+Ten = Dialect(
+    "ten", [MapOp, YieldOp, ReduceOp, IndexMapOp, ConstantOp, IotaOp, GatherOp]
+)

@@ -160,7 +160,7 @@ def test_positive_domain_ops(name: str, fn: Callable[..., torch.Tensor]) -> None
 
 class Unsupported(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = torch.cumsum(x, 0)
+        y = torch.cumprod(x, 0)
         z = torch.sort(x + 1, dim=-1).values
         return torch.relu(y + z)
 
@@ -170,10 +170,10 @@ def test_unsupported_ops_are_listed_together() -> None:
         _lower(Unsupported(), (torch.randn(3, 4),))
     message = str(info.value)
     assert message.startswith("deplodock: 2 unsupported ops:")
-    assert "aten.cumsum.default at " in message and "aten.sort.default at " in message
-    assert "y = torch.cumsum(x, 0)" in message
+    assert "aten.cumprod.default at " in message and "aten.sort.default at " in message
+    assert "y = torch.cumprod(x, 0)" in message
     assert "z = torch.sort(x + 1, dim=-1).values" in message
-    assert [e[0] for e in info.value.entries] == ["aten.cumsum.default", "aten.sort.default"]
+    assert [e[0] for e in info.value.entries] == ["aten.cumprod.default", "aten.sort.default"]
 
 
 def test_unsupported_report_gives_reasons_and_counts() -> None:

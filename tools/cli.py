@@ -2,7 +2,16 @@
 
     deplodock compile -c "torch.nn.RMSNorm(2048)(torch.randn(1,32,2048))" --ir loop
     deplodock compile prog.mlir --ir cuda          # continue from a printed level
+    deplodock compile tinyllama --layers 1 --seq 128 --ir tensor --stats
     deplodock run -c "torch.nn.Softmax(dim=-1)(torch.randn(1,28,2048,2048))"
+
+The program is an expression (``-c``), an .mlir file of any level, or a model: a built-in
+name or hub id (``tinyllama``, ``Qwen/Qwen2.5-7B``) or a local directory with a
+config.json, built offline with the real transformers classes (``--layers``, ``--seq``,
+``--part layer`` for its first decoder layer; see ``deplodock.frontends.models``).
+``compile`` builds models on the meta device: parameters are function arguments, so no
+weight data is needed, and a 7B model compiles in a few hundred MB. ``--stats`` prints,
+on stderr, each step's time and the peak memory, and the op counts at each level.
 
 ``-v`` lists the passes as they run (on stderr); ``-vv`` prints each pass's diff of the
 IR between ``>>> NNN_pass`` and ``<<< NNN_pass`` lines (on stdout, so
@@ -14,14 +23,18 @@ with PyTorch and 2 when there is no GPU to run on.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import resource
 import sys
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from deplodock.frontends.errors import UserInputError
-from deplodock.pipeline import LEVELS, PassStep, lower
+from deplodock.pipeline import LEVELS, PassStep, level_of, lower
 
 EXIT_MISMATCH = 1
 EXIT_NO_GPU = 2
@@ -34,15 +47,35 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def add_common(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("file", nargs="?", help="an .mlir file of any level (instead of -c)")
+        sub.add_argument(
+            "file",
+            nargs="?",
+            metavar="PROGRAM",
+            help="an .mlir file of any level, or a model: tinyllama, qwen2.5-7b, a hub id "
+            "such as Qwen/Qwen2.5-7B, or a local directory with a config.json (instead of -c)",
+        )
         sub.add_argument("-c", "--code", help="a PyTorch expression, e.g. 'torch.relu(...)'")
         sub.add_argument("--arch", default="sm_90", help="CUDA architecture (default sm_90)")
         sub.add_argument("-v", "--verbose", action="count", default=0)
+        sub.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+        model = sub.add_argument_group("models")
+        model.add_argument("--layers", type=int, help="keep the first N decoder layers")
+        model.add_argument("--seq", type=int, help="the example sequence length (default 128)")
+        model.add_argument(
+            "--part",
+            choices=PARTS,
+            help="the whole causal LM (ids → logits, the default) or its first decoder layer",
+        )
 
     compile_ = commands.add_parser("compile", help="lower a program and print one level")
     add_common(compile_)
     compile_.add_argument("--ir", choices=LEVELS, default="cuda", help="the level to print")
     compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
+    compile_.add_argument(
+        "--stats",
+        action="store_true",
+        help="print each step's time, the peak memory and the op counts per level (stderr)",
+    )
 
     run = commands.add_parser("run", help="compile, run on the GPU, compare with PyTorch")
     add_common(run)
@@ -61,17 +94,90 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(args: argparse.Namespace):
-    """(module, captured expression or None) from -c or a file."""
+PARTS = ("model", "layer")
+DEFAULT_SEQ = 128
+
+
+@dataclass
+class _Steps:
+    """Times the long steps (capture, import, each level's lowering), shows them as
+    progress on a terminal's stderr, and keeps them for --stats."""
+
+    progress: bool
+    rows: list[tuple[str, float, float]] = field(default_factory=list)  # name, s, RSS MB
+    counts: list[tuple[str, Counter[str]]] = field(default_factory=list)  # level, ops
+    title: str = ""
+
+    @contextlib.contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        if self.progress:
+            print(f"deplodock: {name} …", end="", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            elapsed = time.perf_counter() - started
+            if self.progress:
+                print(f" {elapsed:.1f} s", file=sys.stderr, flush=True)
+        self.rows.append((name, elapsed, _peak_rss_mb()))
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory so far (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
+
+
+def _steps(args: argparse.Namespace) -> _Steps:
+    quiet = args.quiet or args.verbose > 0  # -v lists the passes itself
+    return _Steps(progress=not quiet and sys.stderr.isatty())
+
+
+def _is_mlir_file(text: str) -> bool:
+    """An .mlir path (read as a file even when missing, to say so) or any existing file;
+    everything else names a model."""
+    return text.endswith(".mlir") or Path(text).is_file()
+
+
+def _load(args: argparse.Namespace, steps: _Steps, device: str = "cpu"):
+    """(module, captured expression or model, or None) from -c, a file or a model."""
     if (args.code is None) == (args.file is None):
-        raise UserInputError("give exactly one program: -c 'EXPRESSION' or an .mlir file")
-    if args.code is not None:
-        from deplodock.frontends.export import import_program
+        raise UserInputError(
+            "give exactly one program: -c 'EXPRESSION', an .mlir file or a model name"
+        )
+    is_model = args.code is None and not _is_mlir_file(args.file)
+    model_options = [
+        f"--{name}" for name in ("layers", "seq", "part") if getattr(args, name) is not None
+    ]
+    if model_options and not is_model:
+        verb = "applies" if len(model_options) == 1 else "apply"
+        raise UserInputError(f"{', '.join(model_options)} {verb} to models only")
+    if args.code is None and not is_model:
+        with steps.step("parse"):
+            return _parse_file(Path(args.file)), None
+    from deplodock.frontends.export import import_program
+
+    if is_model:
+        from deplodock.frontends.models import capture_model, require_transformers, resolve
+
+        spec = resolve(args.file)  # an unknown name is told before transformers is missed
+        with steps.step("import transformers"):
+            require_transformers()
+        seq = args.seq if args.seq is not None else DEFAULT_SEQ
+        with steps.step("capture (torch.export)"):
+            captured = capture_model(
+                spec, layers=args.layers, seq=seq, part=args.part or "model", device=device
+            )
+        steps.title = captured.source
+    else:
         from deplodock.frontends.expression import capture_expression
 
-        captured = capture_expression(args.code)
-        return import_program(captured.program).module, captured
-    return _parse_file(Path(args.file)), None
+        with steps.step("capture (torch.export)"):
+            captured = capture_expression(args.code)
+        steps.title = captured.source
+    with steps.step("import (torch dialect)"):
+        module = import_program(captured.program).module
+    return module, captured
 
 
 def _parse_file(path: Path):
@@ -113,16 +219,60 @@ def _observer(verbosity: int):
     return report
 
 
+def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool) -> None:
+    """Lower level by level (so each level is timed and counted), like `lower(to=...)`."""
+    start = level_of(module)
+    if stats:
+        steps.counts.append((start, _op_counts(module, start)))
+    observer = _observer(args.verbose)
+    for level in LEVELS[LEVELS.index(start) + 1 : LEVELS.index(to) + 1]:
+        with steps.step(f"lower to {level}"):
+            lower(module, to=level, observer=observer)
+        if stats:
+            steps.counts.append((level, _op_counts(module, level)))
+
+
+def _op_counts(module, level: str) -> Counter[str]:
+    """What a level is made of: ATen targets at the torch level; below it, the function
+    body's ops by name (ten op kinds at tensor, kernels and the ops between them below)."""
+    from deplodock.dialects.torch import AtenOp
+
+    if level == "torch":
+        return Counter(op.overload for op in module.walk() if isinstance(op, AtenOp))
+    return Counter(
+        op.name for func in module.ops for op in func.body.block.ops if op.name != "func.return"
+    )
+
+
+def _print_stats(steps: _Steps) -> None:
+    """The --stats table, on stderr (stdout holds the IR)."""
+    out = sys.stderr
+    print(f"deplodock stats: {steps.title}" if steps.title else "deplodock stats:", file=out)
+    print(f"  {'step':<24} {'time':>9} {'peak RSS':>10}", file=out)
+    for name, seconds, rss in steps.rows:
+        print(f"  {name:<24} {seconds:>7.2f} s {rss:>7.0f} MB", file=out)
+    total = sum(seconds for _, seconds, _ in steps.rows)
+    print(f"  {'total':<24} {total:>7.2f} s", file=out)
+    for level, counts in steps.counts:
+        print(f"{level} level: {sum(counts.values())} ops", file=out)
+        for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"  {n:>6}  {name}", file=out)
+
+
 def _compile(args: argparse.Namespace) -> int:
-    module, _ = _load(args)
+    steps = _steps(args)
+    module, _ = _load(args, steps, device="meta")
     target = "kernel" if args.ir == "cuda" else args.ir
-    lower(module, to=target, observer=_observer(args.verbose))
+    _lower(module, target, args, steps, args.stats)
     if args.ir == "cuda":
         from deplodock.backends.cuda.emit import emit_cuda
 
-        text = emit_cuda(module)
+        with steps.step("emit CUDA"):
+            text = emit_cuda(module)
     else:
         text = str(module) + "\n"
+    if args.stats:
+        _print_stats(steps)
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -136,10 +286,13 @@ def _run(args: argparse.Namespace) -> int:
     from deplodock.backends.cuda.driver import gpu_available
     from deplodock.backends.cuda.runtime import CompiledProgram
 
-    module, captured = _load(args)
+    steps = _steps(args)
+    module, captured = _load(args, steps, device="cpu")
     if captured is None:
-        raise UserInputError("run needs -c EXPRESSION (an .mlir file has no PyTorch reference)")
-    lower(module, to="kernel", observer=_observer(args.verbose))
+        raise UserInputError(
+            "run needs -c EXPRESSION or a model (an .mlir file has no PyTorch reference)"
+        )
+    _lower(module, "kernel", args, steps, stats=False)
     program = CompiledProgram(module, arch=args.arch)
     print(f"deplodock run: {captured.source}")
     for k in program.kernels:

@@ -21,12 +21,14 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import InterpretationError
 
 from deplodock.dialects.affine_syntax import eval_map
 from deplodock.dialects.combine import COMBINE_KINDS
 from deplodock.dialects.interpreters.scalar import numpy_dtype
 from deplodock.dialects.tensor import (
     ConstantOp,
+    GatherOp,
     IndexMapOp,
     IotaOp,
     MapOp,
@@ -50,7 +52,7 @@ def _as(array: object, value: SSAValue) -> np.ndarray:
 
 @register_impls
 class TensorFunctions(InterpreterFunctions):
-    """ten.map / reduce / index_map / constant on numpy arrays."""
+    """ten.map / reduce / index_map / constant / iota / gather on numpy arrays."""
 
     @impl(MapOp)
     def run_map(self, interpreter: Interpreter, op: MapOp, args: PythonValues) -> PythonValues:
@@ -93,3 +95,16 @@ class TensorFunctions(InterpreterFunctions):
     def run_iota(self, interpreter: Interpreter, op: IotaOp, args: PythonValues) -> PythonValues:
         shape, dtype = _type(op.result)
         return (np.indices(shape, dtype=dtype)[op.axis],)
+
+    @impl(GatherOp)
+    def run_gather(
+        self, interpreter: Interpreter, op: GatherOp, args: PythonValues
+    ) -> PythonValues:
+        table, ids = np.asarray(args[0]), np.asarray(args[1]).astype(np.int64)
+        extent = table.shape[op.gather_axis]
+        if ids.size and (ids.min() < 0 or ids.max() >= extent):
+            raise InterpretationError(
+                f"ten.gather: indices reach [{ids.min()}, {ids.max()}], outside the extent "
+                f"{extent} of axis {op.gather_axis}"
+            )
+        return (_as(np.take(table, ids, axis=op.gather_axis), op.result),)

@@ -11,6 +11,10 @@ would write for that op by itself. One kernel per op keeps every rewrite here lo
   the inner loop's result); the store after the reduce loops.
 * ``ten.index_map`` → free loops over the result shape; one load at the view's indices
   (the op's affine map composed onto the induction variables); one store.
+* ``ten.gather`` → free loops over the result shape; a load of the index (at the ivs of
+  the index axes), ``arith.index_cast`` to ``index``, and a load of the table with that
+  value as the gathered axis's index operand: the one load whose index is data. Its range
+  is unknown, so the in-bounds verifier leaves that axis alone.
 * ``ten.constant``: a *splat* becomes a fill kernel (a store of an ``arith.constant``), so
   fusion folds it into each consumer as a scalar constant like any other producer. Any
   other literal stays a graph-level tensor: it is data (like a weight), an input of the
@@ -39,6 +43,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     ModuleOp,
     StringAttr,
@@ -317,6 +322,38 @@ class LiftIota(RewritePattern):
         rewriter.replace(op, k.op)
 
 
+@dataclass
+class LiftGather(RewritePattern):
+    names: KernelNames
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ten.GatherOp, rewriter: PatternRewriter) -> None:
+        inputs = [op.table, op.ids]
+        k = _Kernel.create(self.names.fresh(_hint(op.result, "gather")), inputs, op.result)
+        body, ivs = k.free_nest(_shape(op.result))
+        axis, rank = op.gather_axis, len(_shape(op.ids))
+        ids_map, ids_operands = access(ivs[axis : axis + rank])
+        load_id = LoadOp(k.buffers[op.ids], ids_map, ids_operands)
+        load_id.result.name_hint = "id"
+        body.add_op(load_id)
+        index: SSAValue = load_id.result
+        if not isinstance(index.type, IndexType):
+            cast = arith.IndexCastOp(index, IndexType())
+            cast.result.name_hint = "row"
+            body.add_op(cast)
+            index = cast.result
+        # The table's axes: the leading result axes, the loaded index, the trailing ones.
+        table_ivs = [*ivs[:axis], index, *ivs[axis + rank :]]
+        table_map, table_operands = access(table_ivs)
+        load = LoadOp(k.buffers[op.table], table_map, table_operands)
+        load.result.name_hint = "in"
+        body.add_op(load)
+        map_, operands = access(ivs)
+        body.add_op(StoreOp(load.result, k.out, map_, operands))
+        k.op.attributes[COVERS] = covers_of(op, "gather")
+        rewriter.replace(op, k.op)
+
+
 @dataclass(frozen=True)
 class LiftToLoop(ModulePass):
     """Turn every ten op into one loop.kernel (see the module docstring)."""
@@ -332,6 +369,7 @@ class LiftToLoop(ModulePass):
                 LiftIndexMap(names),
                 LiftSplat(names),
                 LiftIota(names),
+                LiftGather(names),
             ]
         )
         PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)

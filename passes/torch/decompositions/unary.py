@@ -1,5 +1,5 @@
-"""Elementwise math of one tensor: exp, log, sqrt, rsqrt, tanh, abs, neg, reciprocal,
-sigmoid, silu. One `ten.map` whose body is the upstream math/arith ops; an integer
+"""Elementwise math of one tensor: exp, log, sqrt, rsqrt, tanh, abs, cos, sin, neg,
+reciprocal, sigmoid, silu. One `ten.map` whose body is the upstream math/arith ops; an integer
 input is first cast to the (float) result type, as torch promotes it.
 """
 
@@ -18,6 +18,8 @@ _MATH = {
     "rsqrt.default": math.RsqrtOp,
     "tanh.default": math.TanhOp,
     "abs.default": math.AbsFOp,
+    "cos.default": math.CosOp,
+    "sin.default": math.SinOp,
 }
 
 

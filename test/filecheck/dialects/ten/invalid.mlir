@@ -164,3 +164,35 @@ func.func @iota_dim(%x: tensor<4xf32>) {
   %i = ten.iota dim 2 : tensor<4x4xi64>
   func.return
 }
+
+// -----
+
+func.func @gather_axis(%w: tensor<16x8xf32>, %ids: tensor<4xi64>) {
+  // CHECK: ten.gather: axis 2 is not an axis of a rank-2 table
+  %e = ten.gather %w[%ids] axis 2 : tensor<16x8xf32>, tensor<4xi64> -> tensor<16x8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_ids(%w: tensor<16x8xf32>, %ids: tensor<4xf32>) {
+  // CHECK: ten.gather: indices must hold integers, got f32
+  %e = ten.gather %w[%ids] axis 0 : tensor<16x8xf32>, tensor<4xf32> -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_shape(%w: tensor<16x8xf32>, %ids: tensor<2x3xi64>) {
+  // CHECK: ten.gather: gathering (2, 3) indices on axis 0 of (16, 8) gives (2, 3, 8), not (6, 8)
+  %e = ten.gather %w[%ids] axis 0 : tensor<16x8xf32>, tensor<2x3xi64> -> tensor<6x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @gather_element(%w: tensor<16x8xf32>, %ids: tensor<4xi64>) {
+  // CHECK: ten.gather: result element type differs from the table's
+  %e = ten.gather %w[%ids] axis 0 : tensor<16x8xf32>, tensor<4xi64> -> tensor<4x8xf16>
+  func.return
+}

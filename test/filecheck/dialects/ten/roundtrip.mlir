@@ -42,3 +42,15 @@ func.func @ops(%x: tensor<2x4x64xf32>, %w: tensor<64xf32>) -> (tensor<2x4x64xf32
 // CHECK-NEXT:     ten.yield %zero : f32
 // CHECK-NEXT:   }
 // CHECK-NEXT:   func.return %y, %sum, %max : tensor<2x4x64xf32>, tensor<2x4xf32>, tensor<4xf32>
+
+// ten.gather: an embedding's row lookup, and a gather on a middle axis.
+func.func @gather(%w: tensor<128x64xf32>, %ids: tensor<1x8xi64>, %x: tensor<3x5x2xf32>, %i: tensor<4xi32>) -> (tensor<1x8x64xf32>, tensor<3x4x2xf32>) {
+  %e = ten.gather %w[%ids] axis 0 : tensor<128x64xf32>, tensor<1x8xi64> -> tensor<1x8x64xf32>
+  %g = ten.gather %x[%i] axis 1 : tensor<3x5x2xf32>, tensor<4xi32> -> tensor<3x4x2xf32>
+  func.return %e, %g : tensor<1x8x64xf32>, tensor<3x4x2xf32>
+}
+
+// CHECK:      func.func @gather(%w: tensor<128x64xf32>, %ids: tensor<1x8xi64>, %x: tensor<3x5x2xf32>, %i: tensor<4xi32>) -> (tensor<1x8x64xf32>, tensor<3x4x2xf32>) {
+// CHECK-NEXT:   %e = ten.gather %w[%ids] axis 0 : tensor<128x64xf32>, tensor<1x8xi64> -> tensor<1x8x64xf32>
+// CHECK-NEXT:   %g = ten.gather %x[%i] axis 1 : tensor<3x5x2xf32>, tensor<4xi32> -> tensor<3x4x2xf32>
+// CHECK-NEXT:   func.return %e, %g : tensor<1x8x64xf32>, tensor<3x4x2xf32>

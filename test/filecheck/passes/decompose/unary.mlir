@@ -30,3 +30,16 @@ func.func @unary(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf
 // CHECK:           math.exp
 // CHECK:           arith.divf
 // CHECK-NEXT:      arith.mulf
+
+// cos and sin (the rotary embedding's tables) are upstream math ops.
+func.func @trig(%x: tensor<1x8x16xf32>) -> (tensor<1x8x16xf32>, tensor<1x8x16xf32>) {
+  %cos = torch.aten "cos.default"(self = %x) : (tensor<1x8x16xf32>) -> tensor<1x8x16xf32>
+  %sin = torch.aten "sin.default"(self = %x) : (tensor<1x8x16xf32>) -> tensor<1x8x16xf32>
+  func.return %cos, %sin : tensor<1x8x16xf32>, tensor<1x8x16xf32>
+}
+
+// CHECK-LABEL: func.func @trig
+// CHECK:         %cos = ten.map(%x)
+// CHECK:           math.cos %{{.*}} : f32
+// CHECK:         %sin = ten.map(%x)
+// CHECK:           math.sin %{{.*}} : f32
