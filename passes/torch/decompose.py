@@ -76,7 +76,7 @@ class UnsupportedOpsError(UserInputError):
             line += f" [{n} times]" if n > 1 else ""
             lines.append(line)
         s = "" if len(ops) == 1 else "s"
-        super().__init__(f"deplodock: {len(ops)} unsupported op{s}:\n" + "\n".join(lines))
+        super().__init__(f"{len(ops)} unsupported op{s}:\n" + "\n".join(lines))
 
 
 @dataclass(frozen=True)

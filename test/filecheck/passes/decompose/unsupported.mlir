@@ -10,7 +10,7 @@ func.func @forward(%x: tensor<3x4xf32>, %s: tensor<f32>) -> (tensor<3x4xf32>, te
   func.return %sort, %softmax : tensor<3x4xf32>, tensor<f32>
 }
 
-// CHECK:      deplodock: 3 unsupported ops:
+// CHECK:      error: 3 unsupported ops:
 // CHECK-NEXT:   aten.cumprod.default at model.py:7: y = torch.cumprod(x, 0)
 // CHECK-NEXT:   aten.sort.default at model.py:8: z = x.sort()
 // CHECK-NEXT:   aten.softmax.int (softmax of a 0-d tensor) at model.py:9: p = s.softmax(0)

@@ -1,0 +1,454 @@
+"""Whole Hugging Face Llama and Qwen2 models, offline, as exported programs.
+
+    capture_model("tinyllama", layers=1, seq=128)              # the CausalLM: ids → logits
+    capture_model("Qwen/Qwen2.5-7B", part="layer", seq=32)     # its first decoder layer
+    capture_model("/path/to/model-dir", device="meta")          # a local config.json
+
+Users point deplodock at the models they run, so the models are the real transformers
+classes (`LlamaForCausalLM`, `Qwen2ForCausalLM`) built from a config, never a
+re-implementation. No hub access happens at any point: the configs of the two reference
+models ship here as plain dicts (the fields of their published config.json), a hub id
+maps to one of them, and a local directory supplies its own config.json (and its
+*.safetensors weights, loaded when the model is built on the CPU).
+
+Decisions:
+
+- **fp32, SDPA, no cache.** Every model is built in float32 (what the compiler lowers
+  today, whatever dtype the checkpoint was saved in), with `attn_implementation="sdpa"`
+  (so attention reaches the graph as one `scaled_dot_product_attention`) and
+  `use_cache=False` (one full-sequence forward: the prefill).
+- **Capture is `torch.export.export(strict=False)`** at its default (pre-dispatch ATen)
+  level, with no `run_decompositions`: linear, scaled_dot_product_attention and silu stay
+  whole for the compiler's own decompositions. (`torch.fx.symbolic_trace` fails on
+  current transformers.)
+- **The meta device for big models.** torch.export traces on fake tensors, so a model
+  built under `torch.device("meta")` exports exactly like one with weights; parameters
+  become function arguments in the IR, so compiling needs no weight data at all. The CLI
+  compiles on meta; numerics (tests, `deplodock run`) build on the CPU.
+- **`part="layer"`** is the first decoder layer as the model runs it: the same rotary
+  module computes (cos, sin) from `arange(seq)` and the same transformers mask function
+  builds the attention mask from the same arguments the model's forward passes, so the
+  captured layer holds the same SDPA form (an explicit boolean mask under export) as the
+  full model. The layer never touches the embedding or the lm_head, so they are built
+  with a vocabulary of one: a Qwen2.5-7B layer then costs 0.9 GB of weights, not 5.3.
+
+transformers is an optional extra (`pip install 'deplodock[models]'`); the name table
+works without it, and building a model without it is a `UserInputError` saying so.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from deplodock.frontends.errors import UserInputError
+
+if TYPE_CHECKING:
+    from xdsl.dialects.func import FuncOp
+
+__all__ = [
+    "BUILTIN_CONFIGS",
+    "CapturedModel",
+    "ModelSpec",
+    "build_model",
+    "capture_model",
+    "known_models",
+    "require_transformers",
+    "resolve",
+]
+
+# ------------------------------------------------------------------ the configs
+
+BUILTIN_CONFIGS: dict[str, dict[str, Any]] = {
+    # TinyLlama/TinyLlama-1.1B-Chat-v1.0, config.json
+    "tinyllama-1.1b": {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 2048,
+        "intermediate_size": 5632,
+        "num_hidden_layers": 22,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 4,
+        "head_dim": 64,
+        "vocab_size": 32000,
+        "max_position_embeddings": 2048,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0,
+        "hidden_act": "silu",
+        "attention_bias": False,
+        "mlp_bias": False,
+        "initializer_range": 0.02,
+        "bos_token_id": 1,
+        "eos_token_id": 2,
+        "tie_word_embeddings": False,
+    },
+    # Qwen/Qwen2.5-7B, config.json (Qwen2's q/k/v projections always carry a bias)
+    "qwen2.5-7b": {
+        "architectures": ["Qwen2ForCausalLM"],
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "vocab_size": 152064,
+        "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000.0,
+        "hidden_act": "silu",
+        "initializer_range": 0.02,
+        "use_sliding_window": False,
+        "sliding_window": 131072,
+        "max_window_layers": 28,
+        "bos_token_id": 151643,
+        "eos_token_id": 151643,
+        "tie_word_embeddings": False,
+    },
+}
+
+# Every name a user may type (compared lower-cased) → a built-in config.
+_ALIASES: dict[str, str] = {
+    "tinyllama": "tinyllama-1.1b",
+    "tinyllama-1.1b": "tinyllama-1.1b",
+    "tinyllama/tinyllama-1.1b-chat-v1.0": "tinyllama-1.1b",
+    "qwen2.5-7b": "qwen2.5-7b",
+    "qwen/qwen2.5-7b": "qwen2.5-7b",
+}
+
+# Hub ids as the hub spells them (the table itself is lower-case).
+_HUB_SPELLING = {
+    "tinyllama/tinyllama-1.1b-chat-v1.0": "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+    "qwen/qwen2.5-7b": "Qwen/Qwen2.5-7B",
+}
+
+
+# What every model is built with, whatever its config says (see the module docstring).
+_OVERRIDES: dict[str, Any] = {
+    "attn_implementation": "sdpa",
+    "torch_dtype": "float32",
+    "use_cache": False,
+}
+
+# model_type → the transformers classes (config, causal LM) of that family.
+_FAMILIES: dict[str, tuple[str, str]] = {
+    "llama": ("LlamaConfig", "LlamaForCausalLM"),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
+}
+
+PARTS = ("model", "layer")
+
+# The tensors sized by the vocabulary, which the decoder layers never read.
+_VOCAB_TENSORS = frozenset({"model.embed_tokens.weight", "lm_head.weight"})
+
+
+def known_models() -> list[str]:
+    """The names a user can give, one line per model: canonical name, then aliases."""
+    lines = []
+    for name in BUILTIN_CONFIGS:
+        others = [a for a, n in _ALIASES.items() if n == name and a != name]
+        spelled = [_HUB_SPELLING.get(a, a) for a in others]
+        lines.append(f"{name} ({', '.join(spelled)})" if spelled else name)
+    return lines
+
+
+# ---------------------------------------------------------------- name → config
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A resolved model: its name, its config.json as a dict, and where weights live."""
+
+    name: str  # canonical name, or the directory's name
+    config: dict[str, Any]
+    weights: tuple[Path, ...] = ()  # *.safetensors of a local directory
+
+
+def resolve(spec: str | os.PathLike[str]) -> ModelSpec:
+    """A built-in name or hub id (case-insensitive), or a local directory with config.json."""
+    text = os.fspath(spec)
+    builtin = _ALIASES.get(text.lower())
+    if builtin is not None:
+        return ModelSpec(builtin, copy.deepcopy(BUILTIN_CONFIGS[builtin]))
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return _local(path)
+    listing = "\n".join(f"  {line}" for line in known_models())
+    raise UserInputError(
+        f"unknown model '{text}'; deplodock works offline and knows:\n{listing}\n"
+        "or give a local directory holding a config.json (and *.safetensors)"
+    )
+
+
+def _local(path: Path) -> ModelSpec:
+    config_file = path / "config.json"
+    try:
+        config = json.loads(config_file.read_text())
+    except OSError:
+        raise UserInputError(f"{path} is a directory without a readable config.json") from None
+    except json.JSONDecodeError as e:
+        raise UserInputError(f"{config_file}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    return ModelSpec(path.resolve().name, config, tuple(sorted(path.glob("*.safetensors"))))
+
+
+# ----------------------------------------------------------------------- build
+
+
+def require_transformers():
+    """The transformers module, or a UserInputError saying how to install it (it is an
+    optional extra: compiling expressions and .mlir files does not need it)."""
+    try:
+        import transformers
+    except ImportError:
+        raise UserInputError("models need transformers: pip install 'deplodock[models]'") from None
+    return transformers
+
+
+def _config(spec: ModelSpec, layers: int | None, vocab: int | None = None):
+    """The transformers config object of `spec`, with deplodock's overrides applied."""
+    fields = {**spec.config, **_OVERRIDES}
+    model_type = fields.get("model_type")
+    if model_type not in _FAMILIES:
+        known = ", ".join(sorted(_FAMILIES))
+        raise UserInputError(
+            f"{spec.name}: model_type '{model_type}' is not supported (supported: {known})"
+        )
+    total = int(fields["num_hidden_layers"])
+    if layers is not None:
+        if not 1 <= layers <= total:
+            raise UserInputError(f"{spec.name} has {total} layers; --layers must be 1…{total}")
+        fields["num_hidden_layers"] = layers
+        if isinstance(fields.get("layer_types"), list):
+            fields["layer_types"] = fields["layer_types"][:layers]
+    if vocab is not None:
+        fields["vocab_size"] = vocab
+        for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+            fields[key] = None
+    config_class = getattr(require_transformers(), _FAMILIES[model_type][0])
+    return config_class.from_dict(fields)
+
+
+def _build(
+    spec: ModelSpec, config, device: str, seed: int, skip: frozenset[str] = frozenset()
+) -> torch.nn.Module:
+    """The causal LM of `config` on `device`, random weights drawn under `seed` (or the
+    checkpoint's, but for the tensors named in `skip`)."""
+    if device not in ("cpu", "meta"):
+        raise UserInputError(f"device must be 'cpu' or 'meta', not '{device}'")
+    model_class = getattr(require_transformers(), _FAMILIES[config.model_type][1])
+    with torch.random.fork_rng(devices=[]), torch.device(device):
+        torch.manual_seed(seed)
+        model = model_class(config)
+    if spec.weights and device == "cpu":
+        _load_safetensors(model, spec.weights, skip)
+    return model.eval()
+
+
+def _load_safetensors(model: torch.nn.Module, files: Sequence[Path], skip: frozenset[str]) -> None:
+    """Copy a local checkpoint's tensors into `model` (cast to its dtype). Tensors of
+    layers beyond `--layers` and those in `skip` are left out; a parameter the checkpoint
+    lacks is an error, except the lm_head of a model that ties it to the embedding."""
+    from safetensors.torch import load_file
+
+    state = {k: v for k, v in model.state_dict().items() if k not in skip}
+    seen: set[str] = set()
+    with torch.no_grad():
+        for file in files:
+            for key, tensor in load_file(str(file)).items():
+                if key in state:
+                    state[key].copy_(tensor)
+                    seen.add(key)
+    tied = {"lm_head.weight"} if getattr(model.config, "tie_word_embeddings", False) else set()
+    buffers = {name for name, _ in model.named_buffers()}
+    missing = sorted(set(state) - seen - tied - buffers)
+    if missing:
+        shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+        raise UserInputError(f"the checkpoint lacks {len(missing)} tensors: {shown}")
+
+
+def build_model(
+    name: str | os.PathLike[str] | ModelSpec | Any,
+    layers: int | None = None,
+    device: str = "cpu",
+    seed: int = 0,
+) -> torch.nn.Module:
+    """The transformers causal LM for `name` (a model name, hub id, local directory, a
+    resolved ModelSpec or a transformers config), keeping its first `layers` decoder
+    layers, in eval mode.
+
+    On "meta" nothing is allocated (and no checkpoint is read)."""
+    spec = _spec(name)
+    return _build(spec, _config(spec, layers), device, seed)
+
+
+def _spec(name: str | os.PathLike[str] | ModelSpec | Any) -> ModelSpec:
+    if isinstance(name, ModelSpec):
+        return name
+    if isinstance(name, str | os.PathLike):
+        return resolve(name)
+    if hasattr(name, "to_dict"):  # a transformers config object
+        return ModelSpec(getattr(name, "model_type", "model"), name.to_dict())
+    raise TypeError(f"a model name, directory or transformers config, not {type(name)}")
+
+
+# ---------------------------------------------------------------------- capture
+
+
+class CausalLMLogits(torch.nn.Module):
+    """The causal LM's forward as a program: input_ids (1, seq) → logits only."""
+
+    def __init__(self, lm: torch.nn.Module):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.lm(input_ids=input_ids, use_cache=False).logits
+
+
+class FirstDecoderLayer(torch.nn.Module):
+    """The model's first decoder layer, fed what the model's own forward feeds it.
+
+    Mirrors `LlamaModel.forward` / `Qwen2Model.forward` with no cache: position ids
+    `arange(seq)`, the mask from transformers' mask function for the layer's attention
+    type called with the model's arguments, and (cos, sin) from the model's rotary
+    module."""
+
+    def __init__(self, lm: torch.nn.Module):
+        super().__init__()
+        self.config = lm.config
+        self.rotary_emb = lm.model.rotary_emb
+        self.layer = lm.model.layers[0]
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        seq = hidden_states.shape[1]
+        position_ids = torch.arange(seq, device=hidden_states.device).unsqueeze(0)
+        mask = _attention_mask(self.config, self.layer, hidden_states, position_ids)
+        position_embeddings = self.rotary_emb(hidden_states, position_ids)
+        out = self.layer(
+            hidden_states,
+            attention_mask=mask,
+            position_embeddings=position_embeddings,
+            position_ids=position_ids,
+        )
+        return out[0] if isinstance(out, tuple) else out  # transformers < 5 returns a tuple
+
+
+def _attention_mask(config, layer, embeds: torch.Tensor, position_ids: torch.Tensor):
+    """The mask the model builds for `layer` (None where transformers skips it)."""
+    from transformers import masking_utils
+
+    kind = getattr(layer, "attention_type", "full_attention")
+    make = (
+        masking_utils.create_sliding_window_causal_mask
+        if kind == "sliding_attention"
+        else masking_utils.create_causal_mask
+    )
+    # The argument names moved between transformers releases (input_embeds →
+    # inputs_embeds, past_key_values → cache, cache_position dropped): pass each under
+    # the name this release uses.
+    # Computed only where asked for, so the graph holds no dead ops.
+    values = {
+        "config": lambda: config,
+        "inputs_embeds": lambda: embeds,
+        "input_embeds": lambda: embeds,
+        "attention_mask": lambda: None,
+        "cache": lambda: None,
+        "past_key_values": lambda: None,
+        "cache_position": lambda: position_ids[0],
+        "position_ids": lambda: position_ids,
+    }
+    accepted = inspect.signature(make).parameters
+    return make(**{k: v() for k, v in values.items() if k in accepted})
+
+
+@dataclass
+class CapturedModel:
+    """A captured model, ready for `import_program(program)`."""
+
+    module: torch.nn.Module  # forward(*example_inputs) is what `program` computes
+    example_inputs: tuple[torch.Tensor, ...]
+    program: torch.export.ExportedProgram
+    name: str
+
+    @property
+    def source(self) -> str:
+        """What was captured, for people (`tinyllama-1.1b, 1 layer, seq 128`)."""
+        return self.name
+
+    def arguments(
+        self, func: FuncOp, inputs: Sequence[torch.Tensor] | None = None
+    ) -> list[torch.Tensor]:
+        """The arguments of `func` (the imported program, at any level) in order, as
+        `graph_inputs` names them: the user inputs (`inputs`, else the example ones),
+        parameters and buffers of `module` by target, lifted constants of `program`."""
+        from deplodock.frontends.export import graph_inputs
+
+        users = iter(self.example_inputs if inputs is None else inputs)
+        args: list[torch.Tensor] = []
+        for spec in graph_inputs(func):
+            if spec.kind == "input":
+                args.append(next(users))
+            elif spec.kind == "param":
+                args.append(self.module.get_parameter(spec.target).detach())
+            elif spec.kind == "buffer":
+                args.append(self.module.get_buffer(spec.target))
+            else:
+                args.append(self.program.constants[spec.target])
+        return args
+
+
+def capture_model(
+    name: str | os.PathLike[str] | ModelSpec | Any,
+    *,
+    layers: int | None = None,
+    seq: int = 128,
+    part: str = "model",
+    device: str = "cpu",
+    seed: int = 0,
+) -> CapturedModel:
+    """Export a model (`part="model"`: input_ids → logits) or its first decoder layer
+    (`part="layer"`: hidden states → hidden states) at sequence length `seq`."""
+    if part not in PARTS:
+        raise UserInputError(f"part must be one of {', '.join(PARTS)}, not '{part}'")
+    spec = _spec(name)
+    skip: frozenset[str] = frozenset()
+    if part == "layer":
+        config = _config(spec, 1, vocab=1)
+        skip = _VOCAB_TENSORS  # built with a vocabulary of one: a checkpoint's don't fit
+    else:
+        config = _config(spec, layers)
+    limit = int(getattr(config, "max_position_embeddings", seq) or seq)
+    if not 1 <= seq <= limit:
+        raise UserInputError(f"{spec.name} takes 1…{limit} positions; --seq {seq} is out of range")
+    lm = _build(spec, config, device, seed, skip)
+    gen = torch.Generator().manual_seed(seed)
+    if part == "model":
+        module: torch.nn.Module = CausalLMLogits(lm)
+        example = torch.randint(0, config.vocab_size, (1, seq), generator=gen)
+    else:
+        module = FirstDecoderLayer(lm)
+        example = torch.randn(1, seq, config.hidden_size, generator=gen)
+    inputs = (example.to(device),)
+    count = "1 layer" if part == "layer" else _layers_text(config.num_hidden_layers)
+    what = f"{spec.name}, {'first decoder layer' if part == 'layer' else count}, seq {seq}"
+    try:
+        with torch.no_grad():
+            program = torch.export.export(module.eval(), inputs, strict=False)
+    except Exception as e:
+        message = str(e).strip().split("\n\n", 1)[0][:400]
+        raise UserInputError(
+            f"torch.export could not capture {what}: {type(e).__name__}: {message}"
+        ) from None
+    return CapturedModel(module, inputs, program, what)
+
+
+def _layers_text(n: int) -> str:
+    return f"{n} layer{'s' if n != 1 else ''}"
