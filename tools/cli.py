@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deplodock.frontends.errors import UserInputError
+from deplodock.kernel_stats import KernelStats, format_table, program_stats
 from deplodock.pipeline import LEVELS, PassStep, level_of, lower
 
 EXIT_MISMATCH = 1
@@ -94,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-PARTS = ("model", "layer")
+PARTS = ("model", "layer")  # as deplodock.frontends.models.PARTS (not imported: torch)
 DEFAULT_SEQ = 128
 
 
@@ -106,6 +107,8 @@ class _Steps:
     progress: bool
     rows: list[tuple[str, float, float]] = field(default_factory=list)  # name, s, RSS MB
     counts: list[tuple[str, Counter[str]]] = field(default_factory=list)  # level, ops
+    kernels: list[KernelStats] | None = None  # the loop level, fused
+    unfused: list[KernelStats] | None = None  # the loop level right after lift-to-loop
     title: str = ""
 
     @contextlib.contextmanager
@@ -224,12 +227,21 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
     start = level_of(module)
     if stats:
         steps.counts.append((start, _op_counts(module, start)))
-    observer = _observer(args.verbose)
+    report = _observer(args.verbose)
+
+    def observer(step: PassStep) -> None:
+        if stats and step.name == "lift-to-loop" and step.module is not None:
+            steps.unfused = program_stats(step.module)  # one kernel per tensor op
+        if report is not None:
+            report(step)
+
     for level in LEVELS[LEVELS.index(start) + 1 : LEVELS.index(to) + 1]:
         with steps.step(f"lower to {level}"):
-            lower(module, to=level, observer=observer)
+            lower(module, to=level, observer=observer if stats or report else None)
         if stats:
             steps.counts.append((level, _op_counts(module, level)))
+            if level == "loop":
+                steps.kernels = program_stats(module)
 
 
 def _op_counts(module, level: str) -> Counter[str]:
@@ -257,6 +269,10 @@ def _print_stats(steps: _Steps) -> None:
         print(f"{level} level: {sum(counts.values())} ops", file=out)
         for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
             print(f"  {n:>6}  {name}", file=out)
+    if steps.kernels is not None:
+        print("loop kernels (minimum HBM traffic: each input read once, output written once)",
+              file=out)
+        print(format_table(steps.kernels, steps.unfused), file=out)
 
 
 def _compile(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
 PASSES_TO: dict[str, tuple[str, ...]] = {
     "tensor": ("decompose",),
     "loop": ("lift-to-loop", "fuse"),
-    "tile": ("tileify", "cooperative-reduce", "blockify-launch"),
+    "tile": ("tileify", "cooperative-reduce", "blockify-launch", "stage-inputs"),
     "kernel": ("materialize",),
 }
 
@@ -63,6 +63,7 @@ class PassStep:
     before: str
     after: str
     notes: tuple[str, ...] = ()  # what the pass decided and why (e.g. refused fusions)
+    module: ModuleOp | None = None  # the module right after the pass (observers may read it)
 
     @property
     def tag(self) -> str:
@@ -109,7 +110,7 @@ def lower(
         pass_.apply(ctx, module)
         module.verify()
         if observer:
-            observer(PassStep(index, name, before, str(module), _notes(name, module)))
+            observer(PassStep(index, name, before, str(module), _notes(name, module), module))
     return module
 
 
