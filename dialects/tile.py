@@ -20,6 +20,8 @@ The schedule is what the tile passes decide, step by step, and each step stays r
   accumulators, as in ``loop.for``.
 * ``tile.combine``: merges the partial accumulators of every thread of a thread axis; every
   thread gets the result (warp shuffles then shared memory, once materialised).
+* ``tile.stage``: a slab of an input buffer that the block holds in shared memory, so that
+  the loads reading it more than once read it from there (see ``StageOp``).
 
 Inside a tile kernel the loop level's ops (``loop.for``, ``loop.load``, ``loop.store``)
 are reused unchanged: the tile level adds only what the loop level cannot say.
@@ -29,8 +31,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, StringAttr
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    IndexType,
+    IntAttr,
+    MemRefType,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -54,6 +64,13 @@ from deplodock.dialects.access import (
     print_signature,
     verify_signature,
 )
+from deplodock.dialects.affine_syntax import (
+    expr_range,
+    index_map_for,
+    parse_indices,
+    print_indices,
+    value_ranges,
+)
 from deplodock.dialects.combine import COMBINE_KINDS
 from deplodock.dialects.loop import (
     kinds_attr,
@@ -64,6 +81,7 @@ from deplodock.dialects.loop import (
 
 BINDINGS = ("free", "thread", "block")
 MAX_THREADS_PER_BLOCK = 1024
+MAX_SHARED_BYTES = 227 * 1024  # sm_90: shared memory per block (the kernel level's limit)
 
 
 @irdl_op_definition
@@ -355,4 +373,131 @@ class CombineOp(IRDLOperation):
         return op
 
 
-Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp])
+def memref_bytes(type_: MemRefType) -> int:
+    """Size of a memref of 16/32/64-bit elements, in bytes."""
+    count = 1
+    for extent in type_.get_shape():
+        count *= extent
+    width = getattr(type_.element_type, "bitwidth", 32)
+    return count * max(1, int(width) // 8)
+
+
+@irdl_op_definition
+class StageOp(IRDLOperation):
+    """``%s = tile.stage %x_b[0, %a0, 0] : memref<1x32x2048xf32> -> memref<2048xf32>``
+
+    The slab of an input buffer that one block copies into shared memory once, so the
+    loads that read it several times read shared memory instead of global memory. The
+    slab (the result type, rank k) spans the *trailing* k dimensions of the source from
+    the origin: ``s[j..] = x[o_0, .., o_{n-k-1}, o_{n-k} + j_0, ..]``. The origin is
+    block-uniform (constants and block axes), because every thread of the block fills
+    and reads the same slab.
+
+    The verifier proves the slab inside the source (interval bounds of the origin), that
+    the source is one of the kernel's inputs (read-only, so a copy never goes stale), and
+    that all slabs of the kernel fit the target's shared memory. Each load it serves is a
+    ``loop.load`` of the result, whose own verifier proves it inside the slab: the slab
+    covers every load it serves.
+    """
+
+    name = "tile.stage"
+    source = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    result = result_def(MemRefType)
+
+    def __init__(
+        self,
+        source: SSAValue,
+        map: AffineMap,
+        indices: Sequence[SSAValue],
+        slab: MemRefType,
+    ):
+        map, operands = index_map_for(map, indices)
+        super().__init__(
+            operands=[source, operands],
+            result_types=[slab],
+            properties={"map": AffineMapAttr(map)},
+        )
+
+    @property
+    def slab_shape(self) -> tuple[int, ...]:
+        assert isinstance(self.result.type, MemRefType)
+        return tuple(self.result.type.get_shape())
+
+    def size_bytes(self) -> int:
+        assert isinstance(self.result.type, MemRefType)
+        return memref_bytes(self.result.type)
+
+    def verify_(self) -> None:
+        src, slab = self.source.type, self.result.type
+        assert isinstance(src, MemRefType) and isinstance(slab, MemRefType)
+        if src.element_type != slab.element_type:
+            raise VerifyException("tile.stage: the slab's elements differ from the source's")
+        shape, rank = src.get_shape(), len(slab.get_shape())
+        if rank < 1 or rank > len(shape) or len(self.map.data.results) != len(shape):
+            raise VerifyException(
+                f"tile.stage: a slab of rank {rank} needs one origin index per dimension of "
+                f"the source (rank {len(shape)}) and at most its rank"
+            )
+        kernel = self.parent_op()
+        if not isinstance(kernel, KernelOp):
+            raise VerifyException("tile.stage: stages sit at the top level of a tile.kernel")
+        if self.source not in kernel.input_buffers:
+            raise VerifyException("tile.stage: only an input buffer of the kernel is staged")
+        for value in self.indices:
+            axis = kernel.axis_of(value)
+            if axis is None or axis[1] == "thread":
+                raise VerifyException(
+                    "tile.stage: the origin must be block-uniform (constants and block axes)"
+                )
+        ranges = value_ranges(self.indices)
+        extents = [1] * (len(shape) - rank) + list(slab.get_shape())
+        for dim, (expr, size, extent) in enumerate(
+            zip(self.map.data.results, shape, extents, strict=True)
+        ):
+            bounds = expr_range(expr, ranges)
+            if bounds is None or bounds[0] < 0 or bounds[1] + extent > size:
+                raise VerifyException(
+                    f"tile.stage: dimension {dim} of the slab leaves the source's extent {size}"
+                )
+        total = sum(o.size_bytes() for o in kernel.body.block.ops if isinstance(o, StageOp))
+        if total > MAX_SHARED_BYTES:
+            raise VerifyException(
+                f"tile.stage: the kernel's slabs take {total} bytes of shared memory, more "
+                f"than the target's {MAX_SHARED_BYTES} per block"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.source)
+        print_indices(printer, self.map.data, self.indices)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StageOp:
+        source = parser.parse_unresolved_operand()
+        map, index_operands = parse_indices(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        src_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        slab = parser.parse_type()
+        if not isinstance(src_type, MemRefType) or not isinstance(slab, MemRefType):
+            parser.raise_error("tile.stage copies a memref into a memref")
+        (src,) = parser.resolve_operands([source], [src_type], parser.pos)
+        indices = [parser.resolve_operand(o, IndexType()) for o in index_operands]
+        op = cls.create(
+            operands=[src, *indices],
+            result_types=[slab],
+            properties={"map": AffineMapAttr(map)},
+            attributes=attrs,
+        )
+        return op
+
+
+Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp, StageOp])

@@ -17,6 +17,7 @@ _PASSES: dict[str, str] = {
     "tileify": "deplodock.passes.tile.tileify:Tileify",
     "cooperative-reduce": "deplodock.passes.tile.cooperative_reduce:CooperativeReduce",
     "blockify-launch": "deplodock.passes.tile.blockify_launch:BlockifyLaunch",
+    "stage-inputs": "deplodock.passes.tile.stage_inputs:StageInputs",
     "materialize": "deplodock.passes.kernel.materialize:Materialize",
 }
 

@@ -27,7 +27,7 @@ from deplodock.backends.cuda.emit import emit_cuda
 from deplodock.dialects import kernel, make_context, tile
 from deplodock.passes import get_pass
 
-SCHEDULE = ("tileify", "cooperative-reduce", "blockify-launch", "materialize")
+SCHEDULE = ("tileify", "cooperative-reduce", "blockify-launch", "stage-inputs", "materialize")
 
 
 # --- the loop kernels ---------------------------------------------------------------------
@@ -312,7 +312,7 @@ CASES = {
         grid=32,
         block=256,
         combines=1,
-        shared_floats=8,
+        shared_floats=8 + 2048,  # the combine's tree, the staged row
         reference=_rms_ref,
         inputs=[(1, 32, 2048), (2048,)],
     ),
@@ -322,7 +322,7 @@ CASES = {
         grid=57344,
         block=256,
         combines=2,
-        shared_floats=16,
+        shared_floats=16 + 2048,  # two combines' trees, the staged row
     ),
     "softmax_small": Case(
         softmax_ir(3, 5, 1000),
@@ -330,7 +330,7 @@ CASES = {
         grid=15,
         block=256,
         combines=2,
-        shared_floats=16,
+        shared_floats=16 + 1000,  # two combines' trees, the staged row
         reference=_softmax_ref,
         inputs=[(1, 3, 5, 1000)],
     ),
@@ -523,7 +523,9 @@ def test_rms_norm_matches_the_article() -> None:
     assert 'extern "C" __global__ void __launch_bounds__(256) k_rms_norm(' in cuda
     assert "__shfl_xor_sync(0xffffffff, ss_part, 16)" in cuda
     assert "__shared__ float ss_smem[8];" in cuda
-    assert cuda.count("__syncthreads();") == 4
+    assert "__shared__ float xb_smem[2048];" in cuda  # the row, read twice, staged once
+    assert cuda.count("= xb_smem[") == 2
+    assert cuda.count("__syncthreads();") == 5  # the staging fill's, the tree's four
 
 
 def test_matmul_keeps_its_k_loop_per_thread() -> None:

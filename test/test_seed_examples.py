@@ -26,7 +26,7 @@ from deplodock.cli import main
 from deplodock.dialects import make_context
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
-from deplodock.pipeline import LEVELS, lower
+from deplodock.pipeline import LEVELS, PASSES_TO, lower
 
 RMSNORM = "torch.nn.RMSNorm(2048)(torch.randn(1,32,2048))"
 SOFTMAX = "torch.nn.Softmax(dim=-1)(torch.randn(1,28,2048,2048))"
@@ -96,7 +96,7 @@ def test_deplo_opt_runs_remaining_passes(tmp_path: Path, cuda_source, seed) -> N
     opt = str(local) if local.exists() else shutil.which("deplo-opt")
     assert opt, "deplo-opt is not installed"
     result = subprocess.run(
-        [opt, str(loop_file), "-p", "tileify,cooperative-reduce,blockify-launch,materialize",
+        [opt, str(loop_file), "-p", ",".join((*PASSES_TO["tile"], *PASSES_TO["kernel"])),
          "-t", "cuda"],
         capture_output=True,
         text=True,

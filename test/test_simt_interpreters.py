@@ -296,21 +296,71 @@ def _rms_kernel() -> tuple[ModuleOp, list[np.ndarray]]:
 
 
 def _shared_name(module: ModuleOp) -> str:
-    (shared,) = [op for op in module.walk() if isinstance(op, kernel.SharedOp)]
+    """The combine's shared array (the staged row has one of its own, ``x_smem``)."""
+    (shared,) = [
+        op
+        for op in module.walk()
+        if isinstance(op, kernel.SharedOp) and op.sym_name.data != "x_smem"
+    ]
     return shared.sym_name.data
+
+
+def _tree_barriers(module: ModuleOp) -> list[kernel.BarrierOp]:
+    """The barriers of the combine's tree: every one but the staging fill's (the first)."""
+    return [op for op in module.walk() if isinstance(op, kernel.BarrierOp)][1:]
 
 
 def test_unmodified_rms_norm_runs_clean() -> None:
     module, inputs = _rms_kernel()
-    assert len([op for op in module.walk() if isinstance(op, kernel.BarrierOp)]) == 4
+    assert len([op for op in module.walk() if isinstance(op, kernel.BarrierOp)]) == 5
     trace = trace_forward(module, inputs, blocks=[0, 7])
     assert trace.written(0)[0, [0, 7]].all()
+
+
+def _reversed_fill(module: ModuleOp) -> kernel.ForOp:
+    """Make the staging fill copy the row back to front: thread t fills the elements that
+    thread 255 - t reads (still a complete, correct fill). With the strides of
+    materialize each thread reads back exactly what it wrote, which no checker can fault;
+    reversed, every element crosses threads, as a vectorised fill's would."""
+    (fill,) = [
+        op
+        for op in module.walk()
+        if isinstance(op, kernel.ForOp)
+        and any(
+            isinstance(o, kernel.StoreOp) and isinstance(o.buffer.owner, kernel.SharedOp)
+            for o in op.walk()
+        )
+    ]
+    for access in fill.walk():
+        if isinstance(access, kernel.LoadOp | kernel.StoreOp):
+            map_ = access.map.data
+            last = len(map_.results) - 1
+            flat = AffineExpr.dimension(map_.num_dims - 1)
+            results = (*map_.results[:last], AffineExpr.constant(2047) - flat)
+            access.properties["map"] = AffineMapAttr(AffineMap(map_.num_dims, 0, results))
+    return fill
+
+
+def test_missing_barrier_after_the_staging_fill_is_a_race() -> None:
+    """stage-inputs' fill writes x_smem; without its barrier, reads race the writes."""
+    module, inputs = _rms_kernel()
+    fill = _reversed_fill(module)
+    trace = trace_forward(module, inputs, blocks=[3])  # with the barrier: clean
+    assert trace.written(0)[0, 3].all()
+    barrier = fill.next_op
+    assert isinstance(barrier, kernel.BarrierOp)
+    barrier.detach()
+    barrier.erase()
+    with pytest.raises(SharedMemoryRace) as caught:
+        run_forward(module, inputs, blocks=[3])
+    message = str(caught.value)
+    assert '"x_smem"[' in message and "block 3" in message
 
 
 @pytest.mark.parametrize("which", range(4))
 def test_missing_barrier_is_a_race(which: int) -> None:
     module, inputs = _rms_kernel()
-    barrier = [op for op in module.walk() if isinstance(op, kernel.BarrierOp)][which]
+    barrier = _tree_barriers(module)[which]
     barrier.detach()
     barrier.erase()
     with pytest.raises(SharedMemoryRace) as caught:
@@ -331,8 +381,14 @@ def _shift_last_index(op: kernel.StoreOp) -> None:
 def test_planted_out_of_bounds_store(target: str) -> None:
     module, inputs = _rms_kernel()
     stores = [op for op in module.walk() if isinstance(op, kernel.StoreOp)]
-    shared = [s for s in stores if isinstance(s.buffer.owner, kernel.SharedOp)]
-    store = shared[0] if target == "shared" else [s for s in stores if s not in shared][0]
+    shared = [
+        s
+        for s in stores
+        if isinstance(s.buffer.owner, kernel.SharedOp)
+        and s.buffer.owner.sym_name.data == _shared_name(module)
+    ]
+    outputs = [s for s in stores if not isinstance(s.buffer.owner, kernel.SharedOp)]
+    store = shared[0] if target == "shared" else outputs[0]
     _shift_last_index(store)
     with pytest.raises(OutOfBounds) as caught:
         run_forward(module, inputs, blocks=[31])
@@ -368,10 +424,13 @@ def _run_kernel(threads: int, body: str, size: int = 64) -> tuple[np.ndarray, np
 
 @pytest.mark.parametrize("offset", [1, 2, 4, 8, 16])
 def test_shfl_xor_reads_lane_xor_offset_within_the_warp(offset: int) -> None:
-    x, y = _run_kernel(64, f"""
+    x, y = _run_kernel(
+        64,
+        f"""
     %v = kernel.load %xb[%t] : memref<64xf32>
     %s = kernel.shfl_xor %v, {offset} : f32
-    kernel.store %s, %yb[%t] : memref<64xf32>""")
+    kernel.store %s, %yb[%t] : memref<64xf32>""",
+    )
     np.testing.assert_array_equal(y, x[np.arange(64) ^ offset])
 
 
@@ -381,46 +440,63 @@ def test_shfl_xor_butterfly_gives_every_lane_its_warp_sum() -> None:
         steps.append(f"    %x{offset} = kernel.shfl_xor {value}, {offset} : f32")
         steps.append(f"    %w{offset} = arith.addf {value}, %x{offset} : f32")
         value = f"%w{offset}"
-    x, y = _run_kernel(64, "\n".join([
-        "    %v = kernel.load %xb[%t] : memref<64xf32>", *steps,
-        f"    kernel.store {value}, %yb[%t] : memref<64xf32>",
-    ]))
+    x, y = _run_kernel(
+        64,
+        "\n".join(
+            [
+                "    %v = kernel.load %xb[%t] : memref<64xf32>",
+                *steps,
+                f"    kernel.store {value}, %yb[%t] : memref<64xf32>",
+            ]
+        ),
+    )
     want = np.repeat(x.reshape(2, 32).astype(np.float64).sum(-1), 32)
     np.testing.assert_allclose(y, want, rtol=1e-6)
 
 
 def test_shuffle_by_part_of_a_warp_is_an_error() -> None:
     with pytest.raises(Divergence, match="only part of warp 0 of block 0"):
-        _run_kernel(64, """
+        _run_kernel(
+            64,
+            """
     %c16 = arith.constant 16 : index
     %low = arith.cmpi ult, %t, %c16 : index
     scf.if %low {
       %v = kernel.load %xb[%t] : memref<64xf32>
       %s = kernel.shfl_xor %v, 1 : f32
       kernel.store %s, %yb[%t] : memref<64xf32>
-    }""")
+    }""",
+        )
 
 
 def test_shuffle_from_a_lane_the_block_lacks_is_an_error() -> None:
     with pytest.raises(Divergence, match="which a block of 48 threads lacks"):
-        _run_kernel(48, """
+        _run_kernel(
+            48,
+            """
     %v = kernel.load %xb[%t] : memref<64xf32>
     %s = kernel.shfl_xor %v, 16 : f32
-    kernel.store %s, %yb[%t] : memref<64xf32>""")
+    kernel.store %s, %yb[%t] : memref<64xf32>""",
+        )
 
 
 def test_barrier_reached_by_part_of_a_block_is_an_error() -> None:
     with pytest.raises(BarrierDivergence, match="32 of the 64 threads of block 0"):
-        _run_kernel(64, """
+        _run_kernel(
+            64,
+            """
     %c32 = arith.constant 32 : index
     %low = arith.cmpi ult, %t, %c32 : index
     scf.if %low {
       kernel.barrier
-    }""")
+    }""",
+        )
 
 
 def test_block_uniform_branch_around_a_barrier_is_fine() -> None:
-    x, y = _run_kernel(64, """
+    x, y = _run_kernel(
+        64,
+        """
     %b = kernel.block_id x
     %c1 = arith.constant 1 : index
     %second = arith.cmpi eq, %b, %c1 : index
@@ -428,7 +504,8 @@ def test_block_uniform_branch_around_a_barrier_is_fine() -> None:
     scf.if %second {
       kernel.barrier
       kernel.store %v, %yb[%t] : memref<64xf32>
-    }""")
+    }""",
+    )
     np.testing.assert_array_equal(y, x)
 
 
@@ -439,45 +516,59 @@ def _shared_ir(body: str) -> str:
 
 
 def test_shared_memory_through_a_barrier_reverses_a_block() -> None:
-    x, y = _run_kernel(64, _shared_ir("""
+    x, y = _run_kernel(
+        64,
+        _shared_ir("""
     %v = kernel.load %xb[%t] : memref<64xf32>
     kernel.store %v, %s[%t] : memref<64xf32>
     kernel.barrier
     %r = kernel.load %s[63 - %t] : memref<64xf32>
-    kernel.store %r, %yb[%t] : memref<64xf32>"""))
+    kernel.store %r, %yb[%t] : memref<64xf32>"""),
+    )
     np.testing.assert_array_equal(y, x[::-1])
 
 
 def test_read_after_write_across_warps_without_barrier_is_a_race() -> None:
     with pytest.raises(SharedMemoryRace, match=r'"buf"\[63\]: thread 0 reads it, but thread 63'):
-        _run_kernel(64, _shared_ir("""
+        _run_kernel(
+            64,
+            _shared_ir("""
     %v = kernel.load %xb[%t] : memref<64xf32>
     kernel.store %v, %s[%t] : memref<64xf32>
     %r = kernel.load %s[63 - %t] : memref<64xf32>
-    kernel.store %r, %yb[%t] : memref<64xf32>"""))
+    kernel.store %r, %yb[%t] : memref<64xf32>"""),
+        )
 
 
 def test_write_after_read_across_warps_without_barrier_is_a_race() -> None:
     with pytest.raises(SharedMemoryRace, match="writes it, but thread 63 read it"):
-        _run_kernel(64, _shared_ir("""
+        _run_kernel(
+            64,
+            _shared_ir("""
     %v = kernel.load %xb[%t] : memref<64xf32>
     kernel.store %v, %s[%t] : memref<64xf32>
     kernel.barrier
     %r = kernel.load %s[63 - %t] : memref<64xf32>
     kernel.store %r, %s[%t] : memref<64xf32>
-    kernel.store %r, %yb[%t] : memref<64xf32>"""))
+    kernel.store %r, %yb[%t] : memref<64xf32>"""),
+        )
 
 
 def test_one_store_of_different_values_to_one_element_is_a_race() -> None:
     with pytest.raises(SharedMemoryRace, match="in the same store"):
-        _run_kernel(64, _shared_ir("""
+        _run_kernel(
+            64,
+            _shared_ir("""
     %v = kernel.load %xb[%t] : memref<64xf32>
-    kernel.store %v, %s[0] : memref<64xf32>"""))
+    kernel.store %v, %s[0] : memref<64xf32>"""),
+        )
 
 
 def test_lanes_of_one_warp_are_warp_synchronous() -> None:
     """The pattern of materialize's tree: a warp reads its slot and rewrites it."""
-    x, y = _run_kernel(64, _shared_ir("""
+    x, y = _run_kernel(
+        64,
+        _shared_ir("""
     %v = kernel.load %xb[%t] : memref<64xf32>
     kernel.store %v, %s[%t] : memref<64xf32>
     kernel.barrier
@@ -487,20 +578,26 @@ def test_lanes_of_one_warp_are_warp_synchronous() -> None:
     %ab = arith.addf %a, %b : f32
     kernel.store %ab, %s[%w * 32] : memref<64xf32>
     %r = kernel.load %s[%w * 32] : memref<64xf32>
-    kernel.store %r, %yb[%t] : memref<64xf32>"""))
+    kernel.store %r, %yb[%t] : memref<64xf32>"""),
+    )
     np.testing.assert_array_equal(y, np.repeat(x[[0, 32]] + x[[1, 33]], 32))
 
 
 def test_reading_unwritten_shared_memory_is_an_error() -> None:
     with pytest.raises(UninitializedRead, match='"buf"\\[5\\], which no thread has written'):
-        _run_kernel(64, _shared_ir("""
+        _run_kernel(
+            64,
+            _shared_ir("""
     %r = kernel.load %s[5] : memref<64xf32>
-    kernel.store %r, %yb[%t] : memref<64xf32>"""))
+    kernel.store %r, %yb[%t] : memref<64xf32>"""),
+        )
 
 
 def test_per_thread_trip_counts_mask_finished_lanes() -> None:
     """``kernel.for %i = %t to 100 step 64``: threads below 36 run twice, the rest once."""
-    x, y = _run_kernel(64, """
+    x, y = _run_kernel(
+        64,
+        """
     %p = kernel.for %i = %t to 100 step 64 reduce(add) -> f32 {
       %v = kernel.load %xb[%i] : memref<128xf32>
       kernel.yield %v : f32
@@ -510,7 +607,9 @@ def test_per_thread_trip_counts_mask_finished_lanes() -> None:
       kernel.yield %one : f32
     }
     kernel.store %p, %yb[%t] : memref<128xf32>
-    kernel.store %n, %yb[%t + 64] : memref<128xf32>""", size=128)
+    kernel.store %n, %yb[%t + 64] : memref<128xf32>""",
+        size=128,
+    )
     t = np.arange(64)
     twice = t + 64 < 100
     np.testing.assert_allclose(y[:64], x[t] + np.where(twice, x[t + 64], 0), rtol=1e-6)
@@ -534,7 +633,9 @@ func.func @forward(%x: tensor<4x100xf32>) -> tensor<4xf32> {{
 
 def test_tile_strided_reduce_with_a_ragged_extent() -> None:
     x = np.random.default_rng(1).standard_normal((4, 100)).astype(np.float32)
-    (y,) = run_forward(_parse(_tile_ir("""
+    (y,) = run_forward(
+        _parse(
+            _tile_ir("""
     %p = tile.strided_for %k = %t to 100 step 32 reduce(max) -> f32 {
       %v = loop.load %xb[%b, %k] : memref<4x100xf32>
       loop.yield %v : f32
@@ -544,24 +645,37 @@ def test_tile_strided_reduce_with_a_ragged_extent() -> None:
     %first = arith.cmpi eq, %t, %c0 : index
     scf.if %first {
       loop.store %m, %yb[%b] : memref<4xf32>
-    }""")), [x])
+    }""")
+        ),
+        [x],
+    )
     np.testing.assert_array_equal(y, x.max(-1))
 
 
 def test_tile_combine_under_a_thread_mask_is_an_error() -> None:
     with pytest.raises(Divergence, match="only part of the group of 32 threads"):
-        run_forward(_parse(_tile_ir("""
+        run_forward(
+            _parse(
+                _tile_ir("""
     %c8 = arith.constant 8 : index
     %low = arith.cmpi ult, %t, %c8 : index
     scf.if %low {
       %v = loop.load %xb[%b, %t] : memref<4x100xf32>
       %m = tile.combine add %v across %t : f32
       loop.store %m, %yb[%b] : memref<4xf32>
-    }""")), [np.zeros((4, 100), np.float32)])
+    }""")
+            ),
+            [np.zeros((4, 100), np.float32)],
+        )
 
 
 def test_tile_out_of_bounds_names_the_lane() -> None:
     with pytest.raises(OutOfBounds, match=r"%b = 0 \(block\), %t = 4 \(thread\) accesses %xb"):
-        run_forward(_parse(_tile_ir("""
+        run_forward(
+            _parse(
+                _tile_ir("""
     %v = loop.load %xb[%b, %t * 25] : memref<4x100xf32>
-    loop.store %v, %yb[%b] : memref<4xf32>""")), [np.zeros((4, 100), np.float32)])
+    loop.store %v, %yb[%b] : memref<4xf32>""")
+            ),
+            [np.zeros((4, 100), np.float32)],
+        )

@@ -393,6 +393,31 @@ def iterated_axes(kernel: tile.KernelOp, budget: int | None = None) -> list[int]
     return chosen
 
 
+class StagedSlab:
+    """The value of a ``tile.stage``: a window on the (read-only) input it copies.
+
+    The tile level has no shared state between lanes, and a staged input is never written
+    inside the kernel, so reading the copy is reading the source at ``origin + index``.
+    What the window adds is the bounds check: a load outside the slab is ``OutOfBounds``
+    even when the source would have had the element, as shared memory would not.
+    """
+
+    def __init__(self, op: tile.StageOp, source: np.ndarray, origin: tuple[Any, ...]):
+        self.op = op
+        self.source = source
+        self.origin = origin
+        self.shape = op.slab_shape
+
+    def indices(self, op: Operation, state: Simt, indices: Sequence[Any]) -> list[Any]:
+        name = self.op.result.name_hint or "slab"
+        inner = checked_indices(op, state, name, self.shape, indices)
+        lead = len(self.origin) - len(inner)
+        return [
+            *self.origin[:lead],
+            *(o + i for o, i in zip(self.origin[lead:], inner, strict=True)),
+        ]
+
+
 @register_impls
 class TileBodyFunctions(SimtFunctions):
     """The ops of a tile kernel's body, on lanes: loops, loads/stores, combine."""
@@ -405,13 +430,19 @@ class TileBodyFunctions(SimtFunctions):
     def run_strided_for(
         self, interpreter: Interpreter, op: tile.StridedForOp, args: tuple[Any, ...]
     ):
-        return run_loop(
-            interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds
-        )
+        return run_loop(interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds)
+
+    @impl(tile.StageOp)
+    def run_stage(self, interpreter: Interpreter, op: tile.StageOp, args: tuple[Any, ...]):
+        return (StagedSlab(op, args[0], eval_map(op.map.data, args[1:])),)
 
     @impl(loop.LoadOp)
     def run_load(self, interpreter: Interpreter, op: loop.LoadOp, args: tuple[Any, ...]):
-        return (gather(op, self.state, args[0], eval_map(op.map.data, args[1:])),)
+        indices = eval_map(op.map.data, args[1:])
+        if isinstance(args[0], StagedSlab):
+            slab = args[0]
+            return (gather(op, self.state, slab.source, slab.indices(op, self.state, indices)),)
+        return (gather(op, self.state, args[0], indices),)
 
     @impl(loop.StoreOp)
     def run_store(self, interpreter: Interpreter, op: loop.StoreOp, args: tuple[Any, ...]):

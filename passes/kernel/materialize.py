@@ -25,6 +25,12 @@ primitives.
   see guards, so the partner slot is written ``smem[(warp + s) mod (threads / 32)]``,
   identical under the guard and provably in bounds.
 
+* **``tile.stage``** becomes a ``kernel.shared`` array of the slab's shape, a cooperative
+  fill loop in which all threads of the block copy it, thread ``t`` taking flat elements
+  ``t, t + T, ..`` (consecutive threads, consecutive addresses: coalesced), and a
+  ``kernel.barrier`` so no thread reads the slab before every element is written. The loads
+  it served read the shared array with the same indices.
+
 Shared arrays are allocated at the start of the kernel body (the kernel.shared verifier
 wants them at the top level), one per combine.
 """
@@ -309,7 +315,62 @@ class MaterializeKernel(RewritePattern):
         for child in list(old_block.ops):
             child.detach()
             new_block.add_op(child)
+        for stage in [o for o in new_block.ops if isinstance(o, tile.StageOp)]:
+            _lower_stage(stage, tid, threads, rewriter)
         rewriter.replace(op, new)
+
+
+def _slab_indices(shape: tuple[int, ...], flat: AffineExpr) -> list[AffineExpr]:
+    """Row-major indices of flat element ``flat`` of an array of ``shape``."""
+    out: list[AffineExpr] = []
+    stride = _product(shape)
+    for i, extent in enumerate(shape):
+        stride //= extent
+        expr = flat if stride == 1 else flat // stride
+        out.append(expr if i == 0 else expr % extent)
+    return out
+
+
+def _lower_stage(
+    stage: tile.StageOp, tid: SSAValue | None, threads: int, rewriter: PatternRewriter
+) -> None:
+    """``tile.stage`` → shared array, cooperative strided fill, barrier (in place)."""
+    name = stage.result.name_hint or "slab"
+    slab = stage.result.type
+    assert isinstance(slab, MemRefType)
+    shape = stage.slab_shape
+    shared = kernel.SharedOp(name, slab)
+    shared.result.name_hint = name
+    ops: list[Operation] = [shared]
+    if tid is None:
+        zero = _index(0, "c0")
+        ops.append(zero)
+        tid = zero.result
+    fill = kernel.ForOp(tid, _product(shape), threads)
+    fill.induction_var.name_hint = f"{name}_flat"
+    origin = stage.map.data
+    flat = AffineExpr.dimension(origin.num_dims)
+    inner = _slab_indices(shape, flat)
+    lead = len(origin.results) - len(shape)
+    source_index = [
+        *origin.results[:lead],
+        *(o + i for o, i in zip(origin.results[lead:], inner, strict=True)),
+    ]
+    load = kernel.LoadOp(
+        stage.source,
+        AffineMap(origin.num_dims + 1, 0, tuple(source_index)),
+        [*stage.indices, fill.induction_var],
+    )
+    load.result.name_hint = f"{name}_v"
+    store = kernel.StoreOp(
+        load.result,
+        shared.result,
+        AffineMap(1, 0, tuple(_slab_indices(shape, _D0))),
+        [fill.induction_var],
+    )
+    fill.body.block.add_ops([load, store])
+    ops += [fill, kernel.BarrierOp()]
+    rewriter.replace(stage, ops, [shared.result])
 
 
 def _inside_kernel(op: Operation) -> bool:

@@ -192,3 +192,59 @@ func.func @combine_across_value(%x: tensor<64xf32>) -> tensor<64xf32> {
 }
 
 // CHECK: tile.combine: i must be a thread axis of the enclosing tile.kernel
+
+// -----
+
+func.func @stage_past_the_end(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread, %b : 4 = block) ins(%xb = %x : tensor<4x64xf32>) outs(%yb : tensor<4x64xf32>) {
+    %s = tile.stage %xb[%b, 8] : memref<4x64xf32> -> memref<64xf32>
+  }
+  func.return %y : tensor<4x64xf32>
+}
+
+// CHECK: tile.stage: dimension 1 of the slab leaves the source's extent 64
+
+// -----
+
+func.func @stage_per_thread(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %y = tile.kernel @k axes(%t : 4 = thread) ins(%xb = %x : tensor<4x64xf32>) outs(%yb : tensor<4x64xf32>) {
+    %s = tile.stage %xb[%t, 0] : memref<4x64xf32> -> memref<64xf32>
+  }
+  func.return %y : tensor<4x64xf32>
+}
+
+// CHECK: tile.stage: the origin must be block-uniform (constants and block axes)
+
+// -----
+
+func.func @stage_an_output(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %s = tile.stage %yb[0] : memref<64xf32> -> memref<64xf32>
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.stage: only an input buffer of the kernel is staged
+
+// -----
+
+func.func @stage_too_big(%x: tensor<2x40000xf32>) -> tensor<2x40000xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<2x40000xf32>) outs(%yb : tensor<2x40000xf32>) {
+    %s = tile.stage %xb[0, 0] : memref<2x40000xf32> -> memref<2x40000xf32>
+  }
+  func.return %y : tensor<2x40000xf32>
+}
+
+// CHECK: tile.stage: the kernel's slabs take 320000 bytes of shared memory, more than the target's 232448 per block
+
+// -----
+
+func.func @load_outside_the_slab(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread, %b : 4 = block) ins(%xb = %x : tensor<4x64xf32>) outs(%yb : tensor<4x64xf32>) {
+    %s = tile.stage %xb[%b, 32] : memref<4x64xf32> -> memref<32xf32>
+    %v = loop.load %s[%t] : memref<32xf32>
+  }
+  func.return %y : tensor<4x64xf32>
+}
+
+// CHECK: loop.load: index 0 ranges over [0, 63], outside the buffer's extent 32

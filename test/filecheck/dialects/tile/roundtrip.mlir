@@ -72,3 +72,20 @@ func.func @moments(%x: tensor<4x64xf32>) -> (tensor<4xf32>, tensor<f32>) {
 // CHECK:       %z = tile.kernel @k_scalar axes() ins(%xb = %x : tensor<4x64xf32>) outs(%zb : tensor<f32>) {
 // CHECK-NEXT:    %v = loop.load %xb[3, 63] : memref<4x64xf32>
 // CHECK-NEXT:    loop.store %v, %zb[] : memref<f32>
+
+// -----
+
+func.func @staged(%x: tensor<1x32x2048xf32>) -> tensor<1x32x2048xf32> {
+  %y = tile.kernel @k axes(%t : 256 = thread, %a0 : 32 = block) ins(%xb = %x : tensor<1x32x2048xf32>) outs(%yb : tensor<1x32x2048xf32>) {
+    %x_smem = tile.stage %xb[0, %a0, 0] : memref<1x32x2048xf32> -> memref<2048xf32>
+    tile.strided_for %a1 = %t to 2048 step 256 {
+      %v = loop.load %x_smem[%a1] : memref<2048xf32>
+      loop.store %v, %yb[0, %a0, %a1] : memref<1x32x2048xf32>
+    }
+  }
+  func.return %y : tensor<1x32x2048xf32>
+}
+
+// CHECK:      %x_smem = tile.stage %xb[0, %a0, 0] : memref<1x32x2048xf32> -> memref<2048xf32>
+// CHECK-NEXT: tile.strided_for %a1 = %t to 2048 step 256 {
+// CHECK-NEXT:   %v = loop.load %x_smem[%a1] : memref<2048xf32>

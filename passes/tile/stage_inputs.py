@@ -1,0 +1,154 @@
+"""``stage-inputs``: copy an input slab that a block reads more than once into shared memory.
+
+RMSNorm reads its row twice (sum of squares, then normalise), softmax three times (max,
+sum, normalise). Without staging, every read after the first goes to global memory again
+(L2 at best); staged, the block reads the row from HBM once, cooperatively and coalesced,
+and every later read is a shared-memory read::
+
+    %x_smem = tile.stage %x_b[0, %a0, 0] : memref<1x32x2048xf32> -> memref<2048xf32>
+    ...
+    %in = loop.load %x_smem[%a1] : memref<2048xf32>          // was %x_b[0, %a0, %a1]
+
+The slab is found from the loads themselves: the leading dimensions whose indices are the
+same block-uniform expression (constants and block axes) in every load are the origin;
+the remaining trailing dimensions are staged whole. A load served by the stage keeps its
+trailing indices, now into the slab.
+
+Whether it pays is ``stage_pays``: at least ``min_reads`` load sites of the buffer (one
+read gains nothing from a copy, it only adds a barrier) and the kernel's slabs within
+``max_bytes`` (48 KB by default: the most a block may hold in static ``__shared__`` arrays,
+and a slab larger than that costs occupancy a memory-bound kernel needs). A row too long
+for the budget is left to ``chunk-reduce``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from deplodock.dialects import loop, tile
+from deplodock.dialects.affine_syntax import expr_range, value_ranges
+
+DEFAULT_MAX_BYTES = 48 * 1024
+DEFAULT_MIN_READS = 2
+
+
+def stage_pays(
+    reads: int, slab_bytes: int, used_bytes: int, max_bytes: int, min_reads: int
+) -> bool:
+    """Stage when the block re-reads the slab and all slabs stay within the budget."""
+    return reads >= min_reads and used_bytes + slab_bytes <= max_bytes
+
+
+def _uniform_key(expr: AffineExpr, operands, kernel: tile.KernelOp) -> AffineExpr | None:
+    """``expr`` over the kernel's block-argument numbers, or None if it is not block-uniform."""
+    positions = []
+    for value in operands:
+        axis = kernel.axis_of(value)
+        if axis is None or axis[1] != "block":
+            positions.append(None)
+        else:
+            assert isinstance(value, BlockArgument)
+            positions.append(value.index)
+    used = {e.position for e in expr.post_order() if hasattr(e, "position")}
+    if any(positions[p] is None for p in used):
+        return None
+    dims = [AffineExpr.dimension(p if p is not None else 0) for p in positions]
+    return expr.replace_dims_and_symbols(dims, [])
+
+
+def _origin_rank(loads: list[loop.LoadOp], kernel: tile.KernelOp) -> int:
+    """How many leading dimensions every load indexes with the same block-uniform expr."""
+    rank = len(loads[0].map.data.results)
+    for dim in range(rank):
+        keys = {_uniform_key(ld.map.data.results[dim], ld.indices, kernel) for ld in loads}
+        if len(keys) != 1 or None in keys:
+            return dim
+    return rank
+
+
+def _slab_name(buffer: SSAValue) -> str:
+    hint = buffer.name_hint or "in"
+    return f"{hint.removesuffix('_b')}_smem"
+
+
+class StageReusedInputs(RewritePattern):
+    def __init__(self, max_bytes: int, min_reads: int):
+        self.max_bytes = max_bytes
+        self.min_reads = min_reads
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        block = op.body.block
+        used = sum(s.size_bytes() for s in block.ops if isinstance(s, tile.StageOp))
+        for buffer in op.input_buffers:
+            uses = [u.operation for u in buffer.uses]
+            loads = [u for u in uses if isinstance(u, loop.LoadOp)]
+            if not loads or len(loads) != len(uses):
+                continue  # already staged, or used by something other than loads
+            lead = _origin_rank(loads, op)
+            type_ = buffer.type
+            assert isinstance(type_, MemRefType)
+            shape = type_.get_shape()
+            if lead == len(shape):
+                continue  # the same elements everywhere: registers, not a slab
+            slab = MemRefType(type_.element_type, shape[lead:])
+            size = tile.memref_bytes(slab)
+            if not stage_pays(len(loads), size, used, self.max_bytes, self.min_reads):
+                continue
+            first = loads[0]
+            origin = [*first.map.data.results[:lead]] + [AffineExpr.constant(0)] * (
+                len(shape) - lead
+            )
+            ranges = value_ranges(first.indices)
+            bounds = [expr_range(e, ranges) for e in origin[:lead]]
+            if any(b is None or b[0] < 0 or b[1] >= n for b, n in zip(bounds, shape, strict=False)):
+                continue  # an origin not provably inside the buffer (a guarded overshoot)
+            origin_map = AffineMap(first.map.data.num_dims, 0, tuple(origin))
+            stage = tile.StageOp(buffer, origin_map, list(first.indices), slab)
+            stage.result.name_hint = _slab_name(buffer)
+            rewriter.insert(stage, InsertPoint.at_start(block))
+            for load in loads:
+                map_ = load.map.data
+                new = loop.LoadOp(
+                    stage.result,
+                    AffineMap(map_.num_dims, 0, map_.results[lead:]),
+                    list(load.indices),
+                )
+                new.result.name_hint = load.result.name_hint
+                rewriter.replace(load, new)
+            used += size
+
+
+@dataclass(frozen=True)
+class StageInputs(ModulePass):
+    """Hoist input slabs a block reads more than once into shared memory."""
+
+    name = "stage-inputs"
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    """Shared-memory budget for all slabs of a kernel, in bytes."""
+
+    min_reads: int = DEFAULT_MIN_READS
+    """Load sites of a buffer needed before a copy pays; 1 stages every input that fits."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [StageReusedInputs(self.max_bytes, self.min_reads)], dce_enabled=False
+            ),
+            apply_recursively=False,
+        ).rewrite_module(op)
