@@ -10,7 +10,10 @@ numpy's broadcasting aligns them), and values from outside a loop broadcast in u
 
 * ``loop.load``: the affine indices evaluate on those arrays (``affine_syntax.eval_map``)
   and the load is a fancy-indexing gather; indices are bounds-checked (numpy would
-  silently wrap a negative one).
+  silently wrap a negative one). An index operand need not be an iv: a lifted
+  ``ten.gather`` loads a row id and indexes the table with it (``arith.index_cast``
+  of a loaded value), an array that broadcasts over the loops it varies with like any
+  other value, so the same fancy indexing reads one row per iteration.
 * ``loop.store``: indices and value broadcast together, then one scatter.
 * a reduce loop: its body yields one contribution per iteration, an array with the loop's
   axis; the kind's numpy reduction (``combine.COMBINE_KINDS``) removes that axis. A

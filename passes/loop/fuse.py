@@ -11,6 +11,9 @@ producer kernel P computes, it computes that element *there* instead.
    ``m(P ivs)`` becomes a C load at ``m`` composed with those expressions (so a
    broadcast, a transpose, a reshape or a slice folds into the index); where a P iv is
    used as a value it is materialised as an ``affine.apply``. P's inputs become C's.
+   An index that is data (a gather's loaded row id) substitutes like an iv: the id's
+   load and cast move in with the rest of P's slice, and hoisting puts them where the
+   values they read are defined (once per row for an embedding feeding a norm).
 2. **Hoist.** An op whose operands are all defined outside its loop moves before that
    loop, repeatedly: pure scalar ops, loads of kernel inputs (read-only inside a kernel)
    and whole reduce loops. This puts RMSNorm's sum-of-squares before the normalising
