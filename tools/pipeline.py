@@ -1,7 +1,8 @@
 """The lowering pipeline: which passes take a program from one level to the next.
 
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
-          ──tileify, cooperative-reduce, blockify-launch──▶ tile ──materialize──▶ kernel
+          ──tileify, cooperative-reduce, blockify-launch, stage-inputs──▶ tile
+          ──materialize──▶ kernel
           ──emit──▶ cuda
 
 ``lower(module, to=...)`` runs the passes in order, verifying after each, and reports each
