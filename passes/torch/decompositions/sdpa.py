@@ -38,7 +38,7 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, math
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -56,8 +56,7 @@ from deplodock.passes.torch.decompositions.common import (
     is_float,
     shape_of,
 )
-
-NEG_INF = float("-inf")
+from deplodock.passes.torch.decompositions.softmax import NEG_INF, stable_softmax
 
 
 def attention_batch(
@@ -116,32 +115,6 @@ def product_sum(
         name=names[0],
     )
     return emit.reduce("add", prod, [axis], name=names[1])
-
-
-def _is_neg_inf(b: Body, x: SSAValue) -> SSAValue:
-    return b.emit(arith.CmpfOp(x, b.const(NEG_INF, x.type), "oeq"))
-
-
-def stable_softmax(emit: Emitter, scores: SSAValue, axis: int, guard_masked_rows: bool) -> SSAValue:
-    """softmax of `scores` over `axis` in the max-subtracted form (as softmax.py), in the
-    scores' element type; with `guard_masked_rows` a row that is all -inf gives 0."""
-    shape, acc = shape_of(scores), element_of(scores)
-    m = emit.expand(emit.reduce("max", scores, [axis], name="max"), shape, [axis])
-    e = emit.map(
-        [scores, m],
-        acc,
-        lambda b, s, mv: b.unary(math.ExpOp, b.binary("sub", s, mv)),
-        name="exp",
-    )
-    total = emit.expand(emit.reduce("add", e, [axis], name="sum"), shape, [axis])
-    if not guard_masked_rows:
-        return emit.map([e, total], acc, lambda b, ev, sv: b.binary("div", ev, sv), name="probs")
-
-    def guarded(b: Body, ev: SSAValue, sv: SSAValue, mv: SSAValue) -> SSAValue:
-        p = b.binary("div", ev, sv)
-        return b.emit(arith.SelectOp(_is_neg_inf(b, mv), b.const(0.0, acc), p))
-
-    return emit.map([e, total, m], acc, guarded, name="probs")
 
 
 class ScaledDotProductAttention(Decomposition):

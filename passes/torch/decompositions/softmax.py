@@ -12,17 +12,57 @@ already recorded.
 
 from __future__ import annotations
 
-from xdsl.dialects import math
-from xdsl.ir import SSAValue
+from xdsl.dialects import arith, math
+from xdsl.ir import Attribute, SSAValue
 
 from deplodock.dialects.torch import AtenOp
 from deplodock.passes.torch.decompositions.common import (
+    Body,
     Decomposition,
     Emitter,
     Unsupported,
     accumulator_type,
+    element_of,
     shape_of,
 )
+
+NEG_INF = float("-inf")
+
+
+def _is_neg_inf(b: Body, x: SSAValue) -> SSAValue:
+    return b.emit(arith.CmpfOp(x, b.const(NEG_INF, x.type), "oeq"))
+
+
+def stable_softmax(
+    emit: Emitter,
+    scores: SSAValue,
+    axis: int,
+    guard_masked_rows: bool,
+    compute: Attribute | None = None,
+    result: Attribute | None = None,
+) -> SSAValue:
+    """softmax of `scores` over `axis` in the max-subtracted form; exp and sum are in
+    `compute` (default: the scores' type), the result in `result` (default: `compute`).
+    With `guard_masked_rows` a row that is all -inf gives 0 (as torch's safe softmax)."""
+    shape = shape_of(scores)
+    acc = compute or element_of(scores)
+    m = emit.expand(emit.reduce("max", scores, [axis], name="max"), shape, [axis])
+    e = emit.map(
+        [scores, m],
+        acc,
+        lambda b, s, mv: b.unary(math.ExpOp, b.binary("sub", b.cast(s, acc), b.cast(mv, acc))),
+        name="exp",
+    )
+    total = emit.expand(emit.reduce("add", e, [axis], name="sum"), shape, [axis])
+    out = result or acc
+    if not guard_masked_rows:
+        return emit.map([e, total], out, lambda b, ev, sv: b.binary("div", ev, sv), name="probs")
+
+    def guarded(b: Body, ev: SSAValue, sv: SSAValue, mv: SSAValue) -> SSAValue:
+        p = b.binary("div", ev, sv)
+        return b.emit(arith.SelectOp(_is_neg_inf(b, mv), b.const(0.0, acc), p))
+
+    return emit.map([e, total, m], out, guarded, name="probs")
 
 
 class Softmax(Decomposition):
@@ -33,15 +73,11 @@ class Softmax(Decomposition):
         shape = shape_of(x)
         if not shape:
             raise Unsupported("softmax of a 0-d tensor")
-        dims = [op.arg("dim") % len(shape)]
-        acc = accumulator_type(emit.element)
-
-        m = emit.expand(emit.reduce("max", x, dims, name="max"), shape, dims)
-        e = emit.map(
-            [x, m],
-            acc,
-            lambda b, v, mv: b.unary(math.ExpOp, b.binary("sub", b.cast(v, acc), b.cast(mv, acc))),
-            name="exp",
+        return stable_softmax(
+            emit,
+            x,
+            op.arg("dim") % len(shape),
+            guard_masked_rows=False,
+            compute=accumulator_type(emit.element),
+            result=emit.element,
         )
-        s = emit.expand(emit.reduce("add", e, dims, name="sum"), shape, dims)
-        return emit.map([e, s], emit.element, lambda b, ev, sv: b.binary("div", ev, sv))
