@@ -342,3 +342,27 @@ def test_unsupported_ops_are_listed_together_with_model_lines(monkeypatch, capsy
     for op, line in where.items():
         entry = next(e for e in err.splitlines() if f"aten.{op}.default" in e)
         assert line in entry and "[2 times]" in entry  # both layers, one entry
+
+
+@pytest.mark.parametrize("name", ["tinyllama", "qwen2.5-7b"])
+def test_real_first_layer_loop_level_matches_tensor_level(name: str) -> None:
+    """After lift-to-loop and fuse, the decoder layer's kernels together compute what the
+    tensor level computes (and what transformers computes), at the real dimensions."""
+    from deplodock.dialects.interpreters.run import run_forward
+    from deplodock.pipeline import lower
+
+    captured = capture_model(name, seq=8, part="layer")
+    _redraw(captured.module, seed=2)
+    imported = import_program(captured.program)
+    args = [t.numpy() for t in captured.arguments(imported.func)]
+    lower(imported.module, to="tensor")
+    (tensor_level,) = run_forward(imported.module, args)
+    lower(imported.module, to="loop")
+    kernels = [op for op in imported.module.walk() if op.name == "loop.kernel"]
+    assert len(kernels) < 40, f"{len(kernels)} kernels: fusion left too many"
+    (loop_level,) = run_forward(imported.module, args)
+    with torch.no_grad():
+        want = captured.module(*captured.example_inputs).numpy()
+    scale = float(np.abs(tensor_level).max())
+    assert float(np.abs(loop_level - tensor_level).max()) / scale <= 1e-5
+    assert float(np.abs(loop_level - want).max()) / float(np.abs(want).max()) <= 1e-5
