@@ -128,3 +128,10 @@ def test_capture_is_reproducible() -> None:
     a = import_program(capture_expression(MATMUL).program).module
     b = import_program(capture_expression(MATMUL).program).module
     assert str(a) == str(b)
+
+
+def test_resources_report(capsys) -> None:
+    assert main(["compile", "-c", RMSNORM, "--ir", "cuda", "--resources"]) == 0
+    err = capsys.readouterr().err
+    assert "k_rms_norm: grid 32x1x1, block 256x1x1" in err
+    assert "registers" in err and "no spills" in err

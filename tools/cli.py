@@ -73,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     compile_.add_argument("--ir", choices=LEVELS, default="cuda", help="the level to print")
     compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
     compile_.add_argument(
+        "--resources",
+        action="store_true",
+        help="with --ir cuda: compile with NVRTC and print per kernel registers, shared "
+        "memory, spills and launch shape (stderr)",
+    )
+    compile_.add_argument(
         "--stats",
         action="store_true",
         help="print each step's time, the peak memory and the op counts per level (stderr)",
@@ -285,6 +291,8 @@ def _compile(args: argparse.Namespace) -> int:
 
         with steps.step("emit CUDA"):
             text = emit_cuda(module)
+        if args.resources:
+            _print_resources(module, text, args.arch)
     else:
         text = str(module) + "\n"
     if args.stats:
@@ -294,6 +302,37 @@ def _compile(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _resource_lines(kernels, resources) -> list[str]:
+    """Per kernel: launch shape and NVRTC's report (registers, shared memory, spills)."""
+    lines = []
+    for k in kernels:
+        res = resources.get(k.sym_name.data)
+        details = (
+            f"{res.registers} registers, {res.shared_bytes} B shared, "
+            f"{res.local_bytes} B stack, "
+            + (f"SPILLS {res.spill_stores} B stored / {res.spill_loads} B loaded"
+               if res.spills else "no spills")
+            if res
+            else "no resource report"
+        )
+        grid = "x".join(map(str, k.grid_shape))
+        block = "x".join(map(str, k.block_shape))
+        lines.append(f"{k.sym_name.data}: grid {grid}, block {block}, {details}")
+    return lines
+
+
+def _print_resources(module, source: str, arch: str) -> None:
+    """``--resources``: compile the CUDA with NVRTC and report every kernel (stderr)."""
+    from deplodock.backends.cuda.nvrtc import compile_cuda
+    from deplodock.dialects.kernel import KernelOp
+
+    compiled = compile_cuda(source, arch=arch)
+    kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
+    print(f"deplodock resources ({arch}, NVRTC):", file=sys.stderr)
+    for line in _resource_lines(kernels, compiled.resources):
+        print(f"  {line}", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -311,17 +350,8 @@ def _run(args: argparse.Namespace) -> int:
     _lower(module, "kernel", args, steps, stats=False)
     program = CompiledProgram(module, arch=args.arch)
     print(f"deplodock run: {captured.source}")
-    for k in program.kernels:
-        res = program.resources.get(k.sym_name.data)
-        details = (
-            f"{res.registers} registers, {res.shared_bytes} B shared, "
-            f"{'SPILLS' if res.spills else 'no spills'}"
-            if res
-            else "no resource report"
-        )
-        grid = "x".join(map(str, k.grid_shape))
-        block = "x".join(map(str, k.block_shape))
-        print(f"  kernel {k.sym_name.data}: grid {grid}, block {block}, {details}")
+    for line in _resource_lines(program.kernels, program.resources):
+        print(f"  kernel {line}")
     if not gpu_available():
         print(
             f"deplodock: no CUDA GPU on this machine: compiled for {args.arch} with NVRTC, "
