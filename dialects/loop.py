@@ -34,6 +34,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     lazy_traits_def,
+    opt_prop_def,
     prop_def,
     region_def,
     traits_def,
@@ -162,6 +163,16 @@ def parse_reduce_clause(parser: Parser) -> tuple[list[str], list[Attribute]]:
     return kinds, types
 
 
+def print_unroll(printer: Printer, unroll: IntAttr | None) -> None:
+    """`` unroll N`` when a loop asks to be unrolled (N = 0: fully)."""
+    if unroll is not None:
+        printer.print_string(f" unroll {unroll.data}")
+
+
+def parse_unroll(parser: Parser) -> IntAttr | None:
+    return IntAttr(parser.parse_integer()) if parser.parse_optional_keyword("unroll") else None
+
+
 def verify_reduce_clause(op: IRDLOperation, kinds: ArrayAttr, body: Region) -> None:
     """Kinds are known, one per result, and the body yields one value of each type."""
     names = [k.data for k in kinds.data]
@@ -198,6 +209,7 @@ class ForOp(IRDLOperation):
     lower = prop_def(IntAttr)
     upper = prop_def(IntAttr)
     reduce = prop_def(ArrayAttr)
+    unroll = opt_prop_def(IntAttr)  # mark-unroll's request: #pragma unroll N once emitted
     results_ = var_result_def()
     body = region_def("single_block")
     # Free loops end with no terminator (passes append to them freely); reduce loops
@@ -257,6 +269,7 @@ class ForOp(IRDLOperation):
         printer.print_ssa_value(self.induction_var)
         printer.print_string(f" = {self.lower.data} to {self.upper.data}")
         print_reduce_clause(printer, self.reduce, self.results)
+        print_unroll(printer, self.unroll)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
@@ -269,9 +282,11 @@ class ForOp(IRDLOperation):
         parser.parse_keyword("to")
         upper = parser.parse_integer()
         kinds, types = parse_reduce_clause(parser)
+        unroll = parse_unroll(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         region = parser.parse_region([iv.resolve(IndexType())])
         op = cls(lower, upper, region, kinds, types)
+        op.unroll = unroll
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op

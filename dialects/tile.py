@@ -45,6 +45,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -75,7 +76,9 @@ from deplodock.dialects.combine import COMBINE_KINDS
 from deplodock.dialects.loop import (
     kinds_attr,
     parse_reduce_clause,
+    parse_unroll,
     print_reduce_clause,
+    print_unroll,
     verify_reduce_clause,
 )
 
@@ -247,6 +250,7 @@ class StridedForOp(IRDLOperation):
     upper = prop_def(IntAttr)
     step = prop_def(IntAttr)
     reduce = prop_def(ArrayAttr)
+    unroll = opt_prop_def(IntAttr)  # mark-unroll's request: #pragma unroll N once emitted
     results_ = var_result_def()
     body = region_def("single_block")
     traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
@@ -302,6 +306,7 @@ class StridedForOp(IRDLOperation):
         printer.print_ssa_value(self.start)
         printer.print_string(f" to {self.upper.data} step {self.step.data}")
         print_reduce_clause(printer, self.reduce, self.results)
+        print_unroll(printer, self.unroll)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
@@ -316,9 +321,11 @@ class StridedForOp(IRDLOperation):
         parser.parse_keyword("step")
         step = parser.parse_integer()
         kinds, types = parse_reduce_clause(parser)
+        unroll = parse_unroll(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         region = parser.parse_region([iv.resolve(IndexType())])
         op = cls(start, upper, step, region, kinds, types)
+        op.unroll = unroll
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op

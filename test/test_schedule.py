@@ -26,8 +26,9 @@ from xdsl.printer import Printer
 from deplodock.backends.cuda.emit import emit_cuda
 from deplodock.dialects import kernel, make_context, tile
 from deplodock.passes import get_pass
+from deplodock.pipeline import PASSES_TO
 
-SCHEDULE = ("tileify", "cooperative-reduce", "blockify-launch", "stage-inputs", "materialize")
+SCHEDULE = (*PASSES_TO["tile"], *PASSES_TO["kernel"])  # as the pipeline runs them
 
 
 # --- the loop kernels ---------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The lowering pipeline: which passes take a program from one level to the next.
 
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
-          ──tileify, cooperative-reduce, blockify-launch, stage-inputs──▶ tile
+          ──tileify, cooperative-reduce, blockify-launch, stage-inputs, mark-unroll──▶ tile
           ──materialize──▶ kernel
           ──emit──▶ cuda
 
@@ -28,7 +28,7 @@ LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
 PASSES_TO: dict[str, tuple[str, ...]] = {
     "tensor": ("decompose",),
     "loop": ("lift-to-loop", "fuse"),
-    "tile": ("tileify", "cooperative-reduce", "blockify-launch", "stage-inputs"),
+    "tile": ("tileify", "cooperative-reduce", "blockify-launch", "stage-inputs", "mark-unroll"),
     "kernel": ("materialize",),
 }
 

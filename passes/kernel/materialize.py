@@ -389,6 +389,7 @@ class LowerLoopFor(RewritePattern):
         new = kernel.ForOp(
             start.result, op.upper.data, 1, body, op.kinds, [r.type for r in op.results]
         )
+        new.unroll = op.unroll
         new.attributes.update(op.attributes)
         rewriter.replace(op, [start, new])
 
@@ -404,6 +405,7 @@ class LowerStridedFor(RewritePattern):
         new = kernel.ForOp(
             op.start, op.upper.data, op.step.data, body, op.kinds, [r.type for r in op.results]
         )
+        new.unroll = op.unroll
         new.attributes.update(op.attributes)
         rewriter.replace(op, new)
 

@@ -1,0 +1,53 @@
+"""mark-unroll: ask for ``#pragma unroll`` on the short loops of a scheduled kernel.
+
+A loop whose per-thread trip count is a small constant (a strided loop over a row that a
+block covers in a few steps, an inner loop of a few elements) costs a compare and a branch
+per iteration and hides independent loads from the scheduler; unrolled, its iterations'
+loads issue back to back. Long loops stay rolled: unrolling them only grows the code and
+the register pressure. The decision is ``unroll_count``; ``max_trips`` overrides its bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntAttr, ModuleOp
+from xdsl.passes import ModulePass
+
+from deplodock.dialects import loop, tile
+
+
+def per_thread_trips(op: loop.ForOp | tile.StridedForOp) -> int:
+    """The most iterations any one thread runs."""
+    if isinstance(op, loop.ForOp):
+        return op.extent
+    return -(-op.upper.data // op.step.data)  # ceil: thread 0 runs the most
+
+
+def unroll_count(trips: int, max_trips: int) -> int | None:
+    """Unroll fully when a thread runs 2..max_trips iterations; otherwise leave the loop."""
+    return trips if 2 <= trips <= max_trips else None
+
+
+@dataclass(frozen=True)
+class MarkUnroll(ModulePass):
+    """Set ``unroll`` on every loop of a tile kernel that ``unroll_count`` accepts."""
+
+    name = "mark-unroll"
+
+    max_trips: int = 8
+    """The longest per-thread trip count that is unrolled."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if not isinstance(kernel, tile.KernelOp):
+                continue
+            for candidate in kernel.walk():
+                if not isinstance(candidate, loop.ForOp | tile.StridedForOp):
+                    continue
+                if candidate.unroll is not None:
+                    continue  # decided before (or by hand): idempotent
+                count = unroll_count(per_thread_trips(candidate), self.max_trips)
+                if count is not None:
+                    candidate.unroll = IntAttr(count)
