@@ -1,5 +1,6 @@
 // RUN: deplo-opt %s -p mark-unroll | filecheck %s
 // RUN: deplo-opt %s -p mark-unroll,mark-unroll | filecheck %s
+// RUN: deplo-opt %s -p mark-unroll | deplo-opt | filecheck %s
 // RUN: deplo-opt %s -p 'mark-unroll{max_trips=4}' | filecheck %s --check-prefix=BOUND
 
 // A strided loop of 8 steps per thread and a 4-element inner loop unroll; a loop of 64
