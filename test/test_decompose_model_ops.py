@@ -443,3 +443,25 @@ def test_tiny_model_through_decompose(family: str, loop: bool) -> None:
         _lift_and_fuse(program.module)
         (got,) = run_forward(program.module, args)
         _assert_close(got, want)
+
+
+def test_bool_add_and_mul_are_or_and_and() -> None:
+    """torch's + on bools is or, * is and (an i1 addi would be xor)."""
+    import numpy as np
+    import torch
+
+    from deplodock.dialects import make_context
+    from deplodock.dialects.interpreters.run import run_forward
+    from deplodock.frontends.export import import_program
+    from deplodock.passes import get_pass
+
+    class M(torch.nn.Module):
+        def forward(self, a, b):
+            return (a > 0) + (b > 0), (a > 0) * (b > 0)
+
+    a, b = torch.randn(6, 5), torch.randn(6, 5)
+    module = import_program(torch.export.export(M(), (a, b))).module
+    get_pass("decompose")().apply(make_context(), module)
+    got = run_forward(module, [a.numpy(), b.numpy()])
+    for g, w in zip(got, M()(a, b), strict=True):
+        assert np.array_equal(g, w.numpy())

@@ -65,6 +65,14 @@ def _binary(fn: Callable[[Any, Any], Any]):
     return run
 
 
+def _wrapping(fn, a, b):
+    """Integer add/sub as MLIR defines them: modulo 2**width, so on i1 they are xor
+    (numpy's bool + is or, which would hide a wrong lowering of torch's bool ops)."""
+    if np.asarray(a).dtype == np.bool_:
+        return np.logical_xor(a, b)
+    return fn(a, b)
+
+
 def _rsqrt(x):
     return 1 / np.sqrt(x)
 
@@ -101,8 +109,8 @@ class ScalarFunctions(InterpreterFunctions):
     run_maxnumf = impl(arith.MaxnumfOp)(_binary(np.fmax))
     run_minnumf = impl(arith.MinnumfOp)(_binary(np.fmin))
     run_negf = impl(arith.NegfOp)(_unary(np.negative))
-    run_addi = impl(arith.AddiOp)(_binary(np.add))
-    run_subi = impl(arith.SubiOp)(_binary(np.subtract))
+    run_addi = impl(arith.AddiOp)(_binary(lambda a, b: _wrapping(np.add, a, b)))
+    run_subi = impl(arith.SubiOp)(_binary(lambda a, b: _wrapping(np.subtract, a, b)))
     run_muli = impl(arith.MuliOp)(_binary(np.multiply))
     run_divsi = impl(arith.DivSIOp)(_binary(lambda a, b: np.trunc(np.divide(a, b))))
     run_floordivsi = impl(arith.FloorDivSIOp)(_binary(np.floor_divide))

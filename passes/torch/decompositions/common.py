@@ -104,6 +104,9 @@ _FLOAT_BINARY: dict[str, type[Operation]] = {
     "add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
     "max": arith.MaximumfOp, "min": arith.MinimumfOp, "pow": math.PowFOp,
 }
+_BOOL_BINARY: dict[str, type[Operation]] = {
+    "add": arith.OrIOp, "mul": arith.AndIOp, "max": arith.OrIOp, "min": arith.AndIOp,
+}
 _INT_BINARY: dict[str, type[Operation]] = {
     "add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
     "max": arith.MaxSIOp, "min": arith.MinSIOp,
@@ -126,7 +129,10 @@ class Body:
         return self.emit(arith.ConstantOp(IntegerAttr(int(value), type_)))
 
     def binary(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        table = _FLOAT_BINARY if is_float(lhs.type) else _INT_BINARY
+        if is_float(lhs.type):
+            table = _FLOAT_BINARY
+        else:  # on bools, torch's + is or and * is and (i1 addi would be xor)
+            table = _BOOL_BINARY if lhs.type == i1 else _INT_BINARY
         if kind not in table:
             raise Unsupported(f"{kind} of {lhs.type} values")
         return self.emit(table[kind](lhs, rhs))
