@@ -157,9 +157,9 @@ def _broadcast_view(source: np.ndarray, op: IndexMapOp) -> np.ndarray | None:
     if source.dtype != dtype:
         return None
     kept = source[tuple(0 if d is None else slice(None) for d in dims)]
-    order = sorted(range(len(kept.shape)), key=lambda k: [d for d in dims if d is not None][k])
-    moved = np.transpose(kept, order)
-    present = sorted(d for d in dims if d is not None)
+    axes = [d for d in dims if d is not None]  # the result axis of each kept source axis
+    moved = np.transpose(kept, sorted(range(len(axes)), key=axes.__getitem__))
+    present = sorted(axes)
     expanded = moved.reshape([shape[i] if i in present else 1 for i in range(len(shape))])
     return np.broadcast_to(expanded, shape)
 
