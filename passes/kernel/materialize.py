@@ -12,18 +12,16 @@ primitives.
 
   1. a butterfly over the warp, ``w = w (op) shfl_xor(w, o)`` for o = 16, 8, 4, 2, 1
      (only the offsets below T when T < 32): every lane ends with its warp's result;
-  2. if T > 32: lane 0 of each warp writes it to ``kernel.shared [threads / 32]``, a barrier,
-     then a tree over the warps, statically unrolled, each step
-     ``if warp < s: smem[warp] = smem[warp] (op) smem[warp + s]`` followed by a barrier
-     (outside the ``if``: a barrier every thread must reach); every thread then reads the
-     group's first slot. A combine inside a loop ends with one more barrier so that the
-     next iteration's writes cannot overtake a slow thread's read.
+  2. if T > 32: lane 0 of each warp writes it to ``kernel.shared [threads / 32]``, one
+     barrier, then every thread reads its group's T / 32 slots and combines them in slot
+     order (statically unrolled; broadcast reads), so every thread holds the same bits.
+     A tree over the warps would need a barrier per level. A combine inside a loop ends
+     with one more barrier so that the next iteration's writes cannot overtake a slow
+     thread's read.
 
   The combined axis must be the block's innermost thread axis (so a group of T threads
   is T consecutive lanes) and T a power of two up to 32 or a multiple of 32 above it;
-  anything else is reported rather than miscompiled. The index check of loads does not
-  see guards, so the partner slot is written ``smem[(warp + s) mod (threads / 32)]``,
-  identical under the guard and provably in bounds.
+  anything else is reported rather than miscompiled.
 
 * **``tile.stage``** becomes a ``kernel.shared`` array of the slab's shape, a cooperative
   fill loop in which all threads of the block copy it, thread ``t`` taking flat elements
@@ -226,34 +224,29 @@ class _CombineLowering:
             ),
             kernel.BarrierOp(),
         ]
-        in_group = warp
-        if per_group != warps:
-            group_op = _apply(_D0 % per_group, [warp], "warp_in_group")
-            ops.append(group_op)
-            in_group = group_op.result
-        count = per_group
-        while count > 1:
-            half = -(-count // 2)
-            limit = _index(count - half, f"c{count - half}")
-            active = arith.CmpiOp(in_group, limit.result, "ult")
-            active.result.name_hint = "active"
-            mine = kernel.LoadOp(smem, AffineMap(1, 0, (_D0,)), [warp])
-            mine.result.name_hint = f"{base}_a"
-            other = kernel.LoadOp(smem, AffineMap(1, 0, ((_D0 + half) % warps,)), [warp])
-            other.result.name_hint = f"{base}_b"
-            merged = combine_op(kind, mine.result, other.result)
-            merged.results[0].name_hint = f"{base}_ab"
-            store = kernel.StoreOp(merged.results[0], smem, AffineMap(1, 0, (_D0,)), [warp])
-            step = [mine, other, merged, store, scf.YieldOp()]
-            ops += [limit, active, scf.IfOp(active.result, [], step), kernel.BarrierOp()]
-            count = half
-        if per_group == warps:
-            read = kernel.LoadOp(smem, AffineMap(0, 0, (AffineExpr.constant(0),)), [])
-        else:
-            read = kernel.LoadOp(smem, AffineMap(1, 0, ((_D0 // per_group) * per_group,)), [warp])
-        read.result.name_hint = base
-        ops.append(read)
-        return read.result
+        # Every thread reads its group's per-warp partials (broadcast reads: all threads
+        # of a warp read the same slot, no bank conflict) and combines them in slot
+        # order, so all threads end with the same bits, after one barrier instead of a
+        # tree of them.
+        first = (_D0 // per_group) * per_group if per_group != warps else None
+        read: Operation | None = None
+        for slot in range(per_group):
+            if first is None:
+                index = AffineMap(0, 0, (AffineExpr.constant(slot),))
+                part = kernel.LoadOp(smem, index, [])
+            else:
+                part = kernel.LoadOp(smem, AffineMap(1, 0, (first + slot,)), [warp])
+            part.result.name_hint = f"{base}_p{slot}"
+            ops.append(part)
+            if read is None:
+                read = part
+                continue
+            read = combine_op(kind, read.results[0], part.result)
+            read.results[0].name_hint = f"{base}_s{slot}"
+            ops.append(read)
+        assert read is not None
+        read.results[0].name_hint = base
+        return read.results[0]
 
 
 class MaterializeKernel(RewritePattern):

@@ -33,9 +33,8 @@ func.func @half_warp(%x: tensor<32x64xf32>) -> tensor<32xf32> {
 // CHECK-NOT:   kernel.barrier
 // CHECK:       kernel.store %m_w_3, %yb[%b * 4 + %r] : memref<32xf32>
 
-// 96 threads to a row, two rows to a block: three warps a group, so the tree over warps
-// works within each group (warp mod 3) and reads the group's first slot; an odd count
-// takes a ceil-half step (3 -> 2 -> 1).
+// 96 threads to a row, two rows to a block: three warps a group, so after the one
+// barrier each thread combines its own group's three slots, in slot order.
 func.func @groups(%x: tensor<2x384xf32>) -> tensor<2xf32> {
   %y = tile.kernel @k_groups axes(%r : 2 = thread, %t : 96 = thread) ins(%xb = %x : tensor<2x384xf32>) outs(%yb : tensor<2xf32>) {
     %p = tile.strided_for %k = %t to 384 step 96 reduce(add) -> f32 {
@@ -58,20 +57,12 @@ func.func @groups(%x: tensor<2x384xf32>) -> tensor<2xf32> {
 // CHECK:         %s_w_4 = arith.addf %s_w_3, %s_x1 : f32
 // CHECK:         kernel.store %s_w_4, %s_smem[%warp] : memref<6xf32>
 // CHECK:         kernel.barrier
-// CHECK-NEXT:    %warp_in_group = affine.apply affine_map<(d0) -> ((d0 mod 3))> (%warp)
-// CHECK-NEXT:    %c1 = arith.constant 1 : index
-// CHECK-NEXT:    %active = arith.cmpi ult, %warp_in_group, %c1 : index
-// CHECK-NEXT:    scf.if %active {
-// CHECK-NEXT:      %s_a = kernel.load %s_smem[%warp] : memref<6xf32>
-// CHECK-NEXT:      %s_b = kernel.load %s_smem[(%warp + 2) mod 6] : memref<6xf32>
-// CHECK:         kernel.barrier
-// CHECK-NEXT:    %c1_1 = arith.constant 1 : index
-// CHECK-NEXT:    %active_1 = arith.cmpi ult, %warp_in_group, %c1_1 : index
-// CHECK-NEXT:    scf.if %active_1 {
-// CHECK-NEXT:      %s_a_1 = kernel.load %s_smem[%warp] : memref<6xf32>
-// CHECK-NEXT:      %s_b_1 = kernel.load %s_smem[(%warp + 1) mod 6] : memref<6xf32>
-// CHECK:         kernel.barrier
-// CHECK-NEXT:    %s = kernel.load %s_smem[%warp floordiv 3 * 3] : memref<6xf32>
+// CHECK-NEXT:    %s_p0 = kernel.load %s_smem[%warp floordiv 3 * 3] : memref<6xf32>
+// CHECK-NEXT:    %s_p1 = kernel.load %s_smem[%warp floordiv 3 * 3 + 1] : memref<6xf32>
+// CHECK-NEXT:    %s_s1 = arith.addf %s_p0, %s_p1 : f32
+// CHECK-NEXT:    %s_p2 = kernel.load %s_smem[%warp floordiv 3 * 3 + 2] : memref<6xf32>
+// CHECK-NEXT:    %s = arith.addf %s_s1, %s_p2 : f32
+// CHECK-NOT:     kernel.barrier
 
 // A combine that runs once per iteration of a (uniform) loop ends with a barrier, so the
 // next iteration's writes to the shared slots cannot overtake a slow thread's read.
@@ -95,6 +86,6 @@ func.func @in_loop(%x: tensor<4x256xf32>) -> tensor<4xf32> {
 
 // CHECK-LABEL: func.func @in_loop
 // CHECK:         kernel.for %i = %c0_1 to 4 step 1 {
-// CHECK:           %s = kernel.load %s_smem[0] : memref<2xf32>
+// CHECK:           %s = arith.addf %s_p0, %s_p1 : f32
 // CHECK-NEXT:      kernel.barrier
 // CHECK-NEXT:      scf.if %first {

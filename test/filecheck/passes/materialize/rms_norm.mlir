@@ -2,8 +2,8 @@
 
 // The article's RMSNorm schedule in hardware primitives: one block per row (blockIdx.x is
 // the row), 256 threads (threadIdx.x is the strided loops' start); the combine becomes a
-// warp butterfly, one shared slot per warp and a tree over the 8 warps with a barrier
-// after each step, and every thread reads slot 0.
+// warp butterfly, one shared slot per warp, one barrier, and every thread sums the 8
+// slots in order.
 
 func.func @forward(%x: tensor<1x32x2048xf32>, %p_weight: tensor<2048xf32>) -> tensor<1x32x2048xf32> {
   %y = tile.kernel @k_rms_norm axes(%t : 256 = thread, %a0 : 32 = block) ins(%xb = %x : tensor<1x32x2048xf32>, %wb = %p_weight : tensor<2048xf32>) outs(%yb : tensor<1x32x2048xf32>) {
@@ -56,29 +56,13 @@ func.func @forward(%x: tensor<1x32x2048xf32>, %p_weight: tensor<2048xf32>) -> te
 // CHECK-NEXT:     kernel.store %ss_w_4, %ss_smem[%warp] : memref<8xf32>
 // CHECK-NEXT:   }
 // CHECK-NEXT:   kernel.barrier
-// CHECK-NEXT:   %c4 = arith.constant 4 : index
-// CHECK-NEXT:   %active = arith.cmpi ult, %warp, %c4 : index
-// CHECK-NEXT:   scf.if %active {
-// CHECK-NEXT:     %ss_a = kernel.load %ss_smem[%warp] : memref<8xf32>
-// CHECK-NEXT:     %ss_b = kernel.load %ss_smem[(%warp + 4) mod 8] : memref<8xf32>
-// CHECK-NEXT:     %ss_ab = arith.addf %ss_a, %ss_b : f32
-// CHECK-NEXT:     kernel.store %ss_ab, %ss_smem[%warp] : memref<8xf32>
-// CHECK-NEXT:   }
-// CHECK-NEXT:   kernel.barrier
-// CHECK-NEXT:   %c2 = arith.constant 2 : index
-// CHECK-NEXT:   %active_1 = arith.cmpi ult, %warp, %c2 : index
-// CHECK-NEXT:   scf.if %active_1 {
-// CHECK:        kernel.barrier
-// CHECK-NEXT:   %c1 = arith.constant 1 : index
-// CHECK-NEXT:   %active_2 = arith.cmpi ult, %warp, %c1 : index
-// CHECK-NEXT:   scf.if %active_2 {
-// CHECK-NEXT:     %ss_a_2 = kernel.load %ss_smem[%warp] : memref<8xf32>
-// CHECK-NEXT:     %ss_b_2 = kernel.load %ss_smem[(%warp + 1) mod 8] : memref<8xf32>
-// CHECK-NEXT:     %ss_ab_2 = arith.addf %ss_a_2, %ss_b_2 : f32
-// CHECK-NEXT:     kernel.store %ss_ab_2, %ss_smem[%warp] : memref<8xf32>
-// CHECK-NEXT:   }
-// CHECK-NEXT:   kernel.barrier
-// CHECK-NEXT:   %ss = kernel.load %ss_smem[0] : memref<8xf32>
+// CHECK-NEXT:   %ss_p0 = kernel.load %ss_smem[0] : memref<8xf32>
+// CHECK-NEXT:   %ss_p1 = kernel.load %ss_smem[1] : memref<8xf32>
+// CHECK-NEXT:   %ss_s1 = arith.addf %ss_p0, %ss_p1 : f32
+// CHECK-NEXT:   %ss_p2 = kernel.load %ss_smem[2] : memref<8xf32>
+// CHECK:        %ss_p7 = kernel.load %ss_smem[7] : memref<8xf32>
+// CHECK-NEXT:   %ss = arith.addf %ss_s6, %ss_p7 : f32
+// CHECK-NOT:    kernel.barrier
 // CHECK-NEXT:   %n = arith.constant 0.00048828125 : f32
 // CHECK-NEXT:   %m = arith.mulf %ss, %n : f32
 // CHECK-NEXT:   %eps = arith.constant 1.000000e-06 : f32
