@@ -289,6 +289,31 @@ func.func @forward(%v: tensor<32xf32>, %x: tensor<64x32xf32>) -> tensor<64x32xf3
 }
 """
 
+# An expensive map of a weight read inside a matmul's K loop: fused, it would rerun once per
+# output row in a compute-bound kernel.
+WEIGHT_PROLOGUE = """
+func.func @forward(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %f = ten.map(%w) : tensor<64x64xf32> -> tensor<64x64xf32> {
+  ^bb0(%a: f32):
+    %e = math.exp %a : f32
+    %t = math.tanh %e : f32
+    %s = math.sqrt %t : f32
+    %l = math.log %s : f32
+    %m = arith.mulf %l, %e : f32
+    ten.yield %m : f32
+  }
+  %x_bc = ten.index_map %x (d0, d1, d2) -> (d0, d1) : tensor<64x64xf32> -> tensor<64x64x64xf32>
+  %f_bc = ten.index_map %f (d0, d1, d2) -> (d1, d2) : tensor<64x64xf32> -> tensor<64x64x64xf32>
+  %p = ten.map(%x_bc, %f_bc) : tensor<64x64x64xf32>, tensor<64x64x64xf32> -> tensor<64x64x64xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    ten.yield %m : f32
+  }
+  %y = ten.reduce add %p dims [1] : tensor<64x64x64xf32> -> tensor<64x64xf32>
+  func.return %y : tensor<64x64xf32>
+}
+"""
+
 
 # exp(sum(x)) read by two kernels: copying it would compute the reduction twice.
 SHARED_REDUCTION = """
@@ -329,14 +354,16 @@ CASES = {
     "reshape": (RESHAPE, [(4, 6), (12,)], lambda x, y: [reshape_ref(x, y)]),
     "multi_reduce": (MULTI_REDUCE, [(3, 1, 5, 7)], lambda x: [x.sum((0, 1, 3)) / 21]),
     "matmul_transposed": (
-        MATMUL_TRANSPOSED, [(8, 16), (16, 12), (8, 10)], lambda a, b, w: [(a @ b).T @ w]
+        MATMUL_TRANSPOSED,
+        [(8, 16), (16, 12), (8, 10)],
+        lambda a, b, w: [(a @ b).T @ w],
     ),
     "column_sum": (COLUMN_SUM, [(16, 32)], lambda x: [x - x.sum(0)]),
-    "broadcast_expensive": (
-        BROADCAST_EXPENSIVE, [(32,), (64, 32)], lambda v, x: [x + _f(v)]
-    ),
+    "broadcast_expensive": (BROADCAST_EXPENSIVE, [(32,), (64, 32)], lambda v, x: [x + _f(v)]),
+    "weight_prologue": (WEIGHT_PROLOGUE, [(64, 64), (64, 64)], lambda x, w: [x @ _f(w)]),
     "shared_reduction": (
-        SHARED_REDUCTION, [(4, 8)],
+        SHARED_REDUCTION,
+        [(4, 8)],
         lambda x: [2 * np.exp(x.sum(1)), np.exp(x.sum(1)) ** 2],
     ),
 }
@@ -382,8 +409,7 @@ def check(module: ModuleOp, args, expected) -> None:
 
 
 def no_loop_level_ops(module: ModuleOp) -> bool:
-    return not any(op.name.startswith("ten.") and op.name != "ten.constant"
-                   for op in module.walk())
+    return not any(op.name.startswith("ten.") and op.name != "ten.constant" for op in module.walk())
 
 
 # --- meaning is preserved ------------------------------------------------------------------
@@ -417,9 +443,8 @@ def test_fuse_is_idempotent(name: str) -> None:
 
 def test_unbounded_fusion_still_correct() -> None:
     """With the guard off everything substitutes; the result is slow but still right."""
-    off = Fuse(max_recompute=1e9, max_read_growth=1e9, max_reduce_recompute=1e9,
-               copy_shared=True)
-    for name in ("matmul_transposed", "column_sum", "broadcast_expensive", "shared_reduction"):
+    off = Fuse(max_recompute=1e9, max_read_growth=1e9, max_reduce_recompute=1e9, copy_shared=True)
+    for name in ("matmul_transposed", "column_sum", "weight_prologue", "shared_reduction"):
         text, shapes, ref = CASES[name]
         module, refused = fused(text, off)
         assert refused == [], name
@@ -517,8 +542,7 @@ def test_reshape_and_slice_fold_into_index() -> None:
 
 def test_refused_matmul_through_transpose() -> None:
     module, refused = fused(MATMUL_TRANSPOSED)
-    assert refused == ["@k_mm2: @k_mm1 not fused: its reductions would run 10x as often "
-                       "(limit 1x)"]
+    assert refused == ["@k_mm2: @k_mm1 not fused: its reductions would run 10x as often (limit 1x)"]
     names = [k.sym_name.data for k in kernels(module)]
     assert names == ["k_mm1", "k_mm2"]
     mm2 = kernels(module)[1]
@@ -528,17 +552,36 @@ def test_refused_matmul_through_transpose() -> None:
 
 def test_refused_reduction_consumed_per_row() -> None:
     module, refused = fused(COLUMN_SUM)
-    assert refused == ["@k_y: @k_cs not fused: its reductions would run 16x as often "
-                       "(limit 1x)"]
+    assert refused == ["@k_y: @k_cs not fused: its reductions would run 16x as often (limit 1x)"]
     assert len(kernels(module)) == 2
 
 
 def test_refused_recompute() -> None:
-    """An expensive map broadcast over an outer axis would rerun per row."""
-    module, refused = fused(BROADCAST_EXPENSIVE)
-    assert refused == ["@k_y: @k_f not fused: its arithmetic would be recomputed 5.57x "
-                       "(limit 2x)"]
-    assert len(kernels(module)) == 2
+    """An expensive map of a weight would rerun per output row inside a matmul, a
+    compute-bound kernel."""
+    module, refused = fused(WEIGHT_PROLOGUE)
+    assert refused == [
+        "@k_y: @k_f not fused: its arithmetic would be recomputed 5.57x "
+        "(limit 2x) in a compute-bound kernel (32.0 ops/byte, limit 8)"
+    ]
+    assert [k.sym_name.data for k in kernels(module)] == ["k_f", "k_y"]
+
+
+def test_recompute_is_free_while_memory_bound() -> None:
+    """The same kind of map broadcast over the rows of an elementwise kernel reruns per row
+    too, but the kernel stays memory-bound (0.7 ops per byte), so it fuses; with the
+    intensity bound at 0 it is refused."""
+    small_is_free = Fuse(launch_ops=0)
+    module, refused = fused(BROADCAST_EXPENSIVE, small_is_free)
+    assert refused == [] and len(kernels(module)) == 1
+    module, refused = fused(BROADCAST_EXPENSIVE, Fuse(launch_ops=0, max_intensity=0))
+    assert refused == [
+        "@k_y: @k_f not fused: its arithmetic would be recomputed 5.57x "
+        "(limit 2x) in a compute-bound kernel (0.7 ops/byte, limit 0)"
+    ]
+    # A kernel under launch_ops ops costs a launch whatever it recomputes.
+    module, refused = fused(BROADCAST_EXPENSIVE, Fuse(max_intensity=0))
+    assert refused == [] and len(kernels(module)) == 1
 
 
 def test_refused_shared_reduction() -> None:
@@ -667,16 +710,21 @@ class RandomProgram:
 
     def _view(self, src: str, src_shape, shape, exprs: list[str]) -> str:
         dims = ", ".join(f"d{i}" for i in range(len(shape)))
-        text = (f"ten.index_map %{src} ({dims}) -> ({', '.join(exprs)}) : "
-                f"{self._type(src_shape)} -> {self._type(shape)}")
+        text = (
+            f"ten.index_map %{src} ({dims}) -> ({', '.join(exprs)}) : "
+            f"{self._type(src_shape)} -> {self._type(shape)}"
+        )
         return self._add(shape, text)
 
     def _map(self, operands: list[str], shape, body: list[str]) -> str:
         t = self._type(shape)
         args = ", ".join(f"%s{i}: f32" for i in range(len(operands)))
-        text = (f"ten.map({', '.join('%' + o for o in operands)}) : "
-                f"{', '.join([t] * len(operands))} -> {t} {{\n  ^bb0({args}):\n"
-                + "".join(f"    {line}\n" for line in body) + "  }")
+        text = (
+            f"ten.map({', '.join('%' + o for o in operands)}) : "
+            f"{', '.join([t] * len(operands))} -> {t} {{\n  ^bb0({args}):\n"
+            + "".join(f"    {line}\n" for line in body)
+            + "  }"
+        )
         return self._add(shape, text)
 
     def _fit(self, name: str, shape, target) -> str | None:
@@ -699,23 +747,28 @@ class RandomProgram:
     def _step(self) -> None:
         rng = self.rng
         name, shape = rng.choice(self.values)
-        kind = rng.choice(["unary", "binary", "binary", "reduce", "transpose", "broadcast",
-                           "flatten", "slice"])
+        kind = rng.choice(
+            ["unary", "binary", "binary", "reduce", "transpose", "broadcast", "flatten", "slice"]
+        )
         if kind == "binary":
             other, other_shape = rng.choice(self.values)
             fitted = self._fit(other, other_shape, shape)
             if fitted is not None:
                 op = rng.choice(self.BINARY)
-                self._map([name, fitted], shape, [f"%r = {op} %s0, %s1 : f32",
-                                                   "ten.yield %r : f32"])
+                self._map(
+                    [name, fitted], shape, [f"%r = {op} %s0, %s1 : f32", "ten.yield %r : f32"]
+                )
                 return
             kind = "unary"
         if kind == "reduce" and shape:
             dims = sorted(rng.sample(range(len(shape)), rng.randint(1, len(shape))))
             kept = tuple(n for i, n in enumerate(shape) if i not in dims)
             k = rng.choice(["add", "max"])
-            self._add(kept, f"ten.reduce {k} %{name} dims [{', '.join(map(str, dims))}] : "
-                            f"{self._type(shape)} -> {self._type(kept)}")
+            self._add(
+                kept,
+                f"ten.reduce {k} %{name} dims [{', '.join(map(str, dims))}] : "
+                f"{self._type(shape)} -> {self._type(kept)}",
+            )
         elif kind == "transpose" and len(shape) >= 2:
             perm = list(range(len(shape)))
             rng.shuffle(perm)
@@ -729,7 +782,7 @@ class RandomProgram:
         elif kind == "flatten" and len(shape) >= 2:
             at = rng.randint(0, len(shape) - 2)
             b = shape[at + 1]
-            out = shape[:at] + (shape[at] * b,) + shape[at + 2:]
+            out = shape[:at] + (shape[at] * b,) + shape[at + 2 :]
             exprs = [f"d{i}" for i in range(at)] + [f"d{at} floordiv {b}", f"d{at} mod {b}"]
             exprs += [f"d{i - 1}" for i in range(at + 2, len(shape))]
             self._view(name, shape, out, exprs)
@@ -737,25 +790,29 @@ class RandomProgram:
             axis = max(range(len(shape)), key=lambda i: shape[i])
             size = rng.randint(1, shape[axis] - 1)
             off = rng.randint(0, shape[axis] - size)
-            out = shape[:axis] + (size,) + shape[axis + 1:]
+            out = shape[:axis] + (size,) + shape[axis + 1 :]
             exprs = [f"d{i} + {off}" if i == axis else f"d{i}" for i in range(len(shape))]
             self._view(name, shape, out, exprs)
         else:
             op = rng.choice(self.UNARY)
-            body = (["%r = arith.mulf %s0, %s0 : f32"] if op == "square"
-                    else [f"%r = {op} %s0 : f32"])
+            body = (
+                ["%r = arith.mulf %s0, %s0 : f32"] if op == "square" else [f"%r = {op} %s0 : f32"]
+            )
             self._map([name], shape, [*body, "ten.yield %r : f32"])
 
     def text(self) -> str:
         results = [self.values[-1]]
-        extra = self.rng.choice(self.values[len(self.inputs):])
+        extra = self.rng.choice(self.values[len(self.inputs) :])
         if extra is not results[0]:
             results.append(extra)
         args = ", ".join(f"%{n}: {self._type(s)}" for n, s in self.inputs)
         types = ", ".join(self._type(s) for _, s in results)
         ret = ", ".join(f"%{n}" for n, _ in results)
-        return (f"func.func @forward({args}) -> ({types}) {{\n" + "\n".join(self.lines)
-                + f"\n  func.return {ret} : {types}\n}}\n")
+        return (
+            f"func.func @forward({args}) -> ({types}) {{\n"
+            + "\n".join(self.lines)
+            + f"\n  func.return {ret} : {types}\n}}\n"
+        )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -763,8 +820,9 @@ class RandomProgram:
 def test_random_programs_keep_their_meaning(rng) -> None:
     program = RandomProgram(rng)
     text = program.text()
-    args = [np.random.default_rng(0).standard_normal(s).astype(np.float32)
-            for _, s in program.inputs]
+    args = [
+        np.random.default_rng(0).standard_normal(s).astype(np.float32) for _, s in program.inputs
+    ]
     expected = run_forward(parse(text), args)
     lift_only = lifted(text)
     for got, want in zip(run_forward(lift_only, args), expected, strict=True):
@@ -775,8 +833,10 @@ def test_random_programs_keep_their_meaning(rng) -> None:
     once = str(module)
     fuse_module(module)
     assert str(module) == once, text
-    unbounded, _ = fused(text, Fuse(max_recompute=1e9, max_read_growth=1e9,
-                                    max_reduce_recompute=1e9, copy_shared=True))
+    unbounded, _ = fused(
+        text,
+        Fuse(max_recompute=1e9, max_read_growth=1e9, max_reduce_recompute=1e9, copy_shared=True),
+    )
     # With the guard off, no kernel reads another kernel's result any more.
     assert all(not isinstance(v.owner, KernelOp) for k in kernels(unbounded) for v in k.inputs)
     for got, want in zip(run_forward(unbounded, args), expected, strict=True):

@@ -56,12 +56,20 @@ nothing to do.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import affine, arith
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    ArrayAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -93,9 +101,21 @@ class Fuse(ModulePass):
 
     max_recompute: float = 2.0
     """Refuse when a fused kernel would run more than this many times the arithmetic it
-    needs (each op once per point of the loops it depends on)."""
+    needs (each op once per point of the loops it depends on), unless it stays memory-bound
+    (``max_intensity``) or tiny (``launch_ops``)."""
+    max_intensity: float = 8.0
+    """Recomputation is free in a kernel that does at most this many ops per byte of its
+    minimum HBM traffic: half the H200's balance point (~67 TFLOP/s fp32 over ~4.8 TB/s,
+    about 14 ops/byte), so the recomputed ops hide under the memory time."""
+    launch_ops: int = 1 << 20
+    """Recomputation is free in a kernel that executes at most this many ops in all: it
+    costs about a launch whatever it computes (a 128x128 mask, a cumsum over 128)."""
     max_read_growth: float = 2.0
     """Refuse when the fused kernel reads more than this many times the pair's bytes."""
+    cached_bytes: int = 64 * 1024
+    """Loads of a buffer this small count its bytes once in the read-growth bound: it
+    stays in an SM's L1 (256 KB with shared memory on the H200) after the first touch, as
+    a RoPE frequency table or a mask's 128 sequence ids do."""
     max_reduce_recompute: float = 1.0
     """Refuse when a producer's reduce loops run this many times more often once fused."""
     copy_shared: bool = False
@@ -106,11 +126,16 @@ class Fuse(ModulePass):
 
 
 def fuse_module(module: ModuleOp, options: Fuse | None = None) -> list[str]:
-    """Fuse in place; return the refused substitutions, one line each, in program order."""
-    walker = PatternRewriteWalker(
-        AbsorbProducers(options or Fuse()), walk_reverse=True, apply_recursively=True
-    )
-    walker.rewrite_module(module)
+    """Fuse in place; return the refused substitutions, one line each, in program order.
+
+    Two sweeps, each to a fixpoint: elementwise chains first (``elementwise_pair``), then
+    every pair.
+    """
+    options = options or Fuse()
+    for elementwise_only in (True, False):
+        pattern = AbsorbProducers(options, elementwise_only=elementwise_only)
+        walker = PatternRewriteWalker(pattern, walk_reverse=True, apply_recursively=True)
+        walker.rewrite_module(module)
     return refusals(module)
 
 
@@ -129,6 +154,8 @@ class AbsorbProducers(RewritePattern):
     """Substitute into a kernel the first producer kernel the cost guard accepts."""
 
     options: Fuse
+    elementwise_only: bool = False
+    """The first sweep: only pairs ``elementwise_pair`` admits, and no records."""
     refused: dict[tuple, str] = field(default_factory=dict)
     """Refusals so far, by (producer, consumer, the producer's users). Kernels are
     replaced, never changed in place, so a key seen again gets the same answer."""
@@ -137,6 +164,8 @@ class AbsorbProducers(RewritePattern):
     def match_and_rewrite(self, op: KernelOp, rewriter: PatternRewriter) -> None:
         reasons: list[str] = []
         for producer in producers_of(op):
+            if self.elementwise_only and not elementwise_pair(producer, op):
+                continue
             users = frozenset(use.operation for use in producer.results[0].uses)
             reason = self.refused.get((producer, op, users))
             if reason is None:
@@ -149,6 +178,8 @@ class AbsorbProducers(RewritePattern):
                 reason = self.refused[(producer, op, users)] = fused
             reasons.append(f"@{producer.sym_name.data} not fused: {reason}")
         # A record, not a rewrite: set without telling the rewriter, so it is no "change".
+        if self.elementwise_only:
+            return
         if reasons:
             op.attributes[REFUSED] = ArrayAttr([StringAttr(r) for r in reasons])
         else:
@@ -167,6 +198,33 @@ class AbsorbProducers(RewritePattern):
         return decision.reason
 
 
+def elementwise_pair(producer: KernelOp, consumer: KernelOp) -> bool:
+    """A pair the first sweep fuses: neither kernel reduces, and the producer's tensor has
+    at least as many elements as the consumer's.
+
+    So the first sweep never moves arithmetic into a larger iteration space: whatever it
+    builds is materialised, if its consumer later refuses it, at a size some kernel
+    already wrote. Without the size rule the (M, K, N) broadcast product of a matmul,
+    reduction-free itself, would take in a norm or a RoPE table before its reduce could
+    refuse them, and be materialised at gigabytes. With it, RoPE's q * cos and
+    rotate_half(q) * sin meet in one kernel before the score matmul sees either.
+    """
+    if reduce_runs(consumer):
+        return False
+    if reduce_runs(producer):
+        return elements(producer) == elements(consumer) and any(
+            is_arithmetic(op) for op in consumer.walk() if op is not consumer
+        )
+    return elements(producer) >= elements(consumer)
+
+
+def elements(kernel: KernelOp) -> int:
+    """Elements of the kernel's (first) result."""
+    type_ = kernel.result_types[0]
+    assert isinstance(type_, TensorType)
+    return math.prod(type_.get_shape())
+
+
 def producers_of(consumer: KernelOp) -> list[KernelOp]:
     """The single-result kernels whose tensors ``consumer`` reads: those it is the only
     user of first (they move in whole), then shared ones, each group in operand order.
@@ -179,8 +237,7 @@ def producers_of(consumer: KernelOp) -> list[KernelOp]:
         owner = value.owner
         if isinstance(owner, KernelOp) and len(owner.results) == 1 and owner not in found:
             found.append(owner)
-    return sorted(found, key=lambda p: any(u.operation is not consumer
-                                            for u in p.results[0].uses))
+    return sorted(found, key=lambda p: any(u.operation is not consumer for u in p.results[0].uses))
 
 
 # --- substitution --------------------------------------------------------------------------
@@ -233,23 +290,28 @@ def substitute(consumer: KernelOp, producer: KernelOp) -> KernelOp:
     store = producer_store(producer)
     assert isinstance(store, StoreOp)
     tensor = producer.results[0]
-    kept = [(v, b) for v, b in zip(consumer.inputs, consumer.input_buffers, strict=True)
-            if v is not tensor]
+    kept = [
+        (v, b)
+        for v, b in zip(consumer.inputs, consumer.input_buffers, strict=True)
+        if v is not tensor
+    ]
     # The producer's inputs take the place of its tensor, so operands read in the order
     # the computation uses them (x, bias, w for the matmul chain).
     spliced: list[SSAValue] = []
     for value in consumer.inputs:
         spliced.extend(producer.inputs if value is tensor else [value])
     inputs = _distinct(spliced)
-    block = Block(arg_types=[buffer_type(v.type) for v in inputs]
-                  + [buffer_type(r.type) for r in consumer.results])
+    block = Block(
+        arg_types=[buffer_type(v.type) for v in inputs]
+        + [buffer_type(r.type) for r in consumer.results]
+    )
     mapper: dict[SSAValue, SSAValue] = {}
     for value, buf in [*kept, *zip(producer.inputs, producer.input_buffers, strict=True)]:
         new = block.args[_position(inputs, value)]
         new.name_hint = new.name_hint or buf.name_hint
         if buf.block is consumer.body.block:
             mapper[buf] = new
-    for old, new in zip(consumer.output_buffers, block.args[len(inputs):], strict=True):
+    for old, new in zip(consumer.output_buffers, block.args[len(inputs) :], strict=True):
         new.name_hint = old.name_hint
         mapper[old] = new
     # The producer's buffer, until every load of it is replaced.
@@ -317,9 +379,7 @@ def _inline_element(
         if isinstance(index, AffineDimExpr):
             mapper[iv] = load.indices[index.position]
         else:
-            map_, operands = index_map_for(
-                AffineMap(len(load.indices), 0, (index,)), load.indices
-            )
+            map_, operands = index_map_for(AffineMap(len(load.indices), 0, (index,)), load.indices)
             apply = affine.ApplyOp(operands, AffineMapAttr(map_))
             apply.result.name_hint = iv.name_hint
             block.insert_op_before(apply, load)
@@ -371,14 +431,21 @@ def cleanup(kernel: KernelOp) -> None:
 
 def fold_applies(kernel: KernelOp, inputs: set[SSAValue]) -> None:
     """Compose ``affine.apply`` results used as load indices into the load's map."""
-    loads = [op for op in kernel.walk() if isinstance(op, LoadOp)
-             and any(isinstance(v.owner, affine.ApplyOp) for v in op.indices)]
+    loads = [
+        op
+        for op in kernel.walk()
+        if isinstance(op, LoadOp) and any(isinstance(v.owner, affine.ApplyOp) for v in op.indices)
+    ]
     while loads:
         for load in loads:
             _fold_into(load)
         drop_dead(kernel, inputs)
-        loads = [op for op in kernel.walk() if isinstance(op, LoadOp)
-                 and any(isinstance(v.owner, affine.ApplyOp) for v in op.indices)]
+        loads = [
+            op
+            for op in kernel.walk()
+            if isinstance(op, LoadOp)
+            and any(isinstance(v.owner, affine.ApplyOp) for v in op.indices)
+        ]
 
 
 def _fold_into(load: LoadOp) -> None:
@@ -486,8 +553,13 @@ def drop_dead(kernel: KernelOp, inputs: set[SSAValue]) -> bool:
     """Erase pure ops whose results nothing uses (users first, so chains go in one pass)."""
     changed = False
     for op in list(kernel.walk(reverse=True, region_first=True)):
-        if (op is not kernel and op.results and op.parent is not None
-                and all(not r.uses for r in op.results) and is_pure(op, inputs)):
+        if (
+            op is not kernel
+            and op.results
+            and op.parent is not None
+            and all(not r.uses for r in op.results)
+            and is_pure(op, inputs)
+        ):
             op.parent.erase_op(op)
             changed = True
     return changed
@@ -522,8 +594,11 @@ def trips(op: Operation) -> int:
 
 def work(kernel: KernelOp) -> int:
     """Ops executed: every op but loops and yields, times its trip count."""
-    return sum(trips(op) for op in kernel.walk()
-               if op is not kernel and not isinstance(op, ForOp | YieldOp))
+    return sum(
+        trips(op)
+        for op in kernel.walk()
+        if op is not kernel and not isinstance(op, ForOp | YieldOp)
+    )
 
 
 def is_arithmetic(op: Operation) -> bool:
@@ -564,13 +639,33 @@ def arithmetic_work(kernel: KernelOp) -> tuple[int, int]:
     return executed, necessary
 
 
-def bytes_read(kernel: KernelOp) -> int:
-    """Bytes loaded (no cache model): every load's element size times its trip count."""
+def bytes_read(kernel: KernelOp, cached_bytes: int = 0) -> int:
+    """Bytes loaded: every load's element size times its trip count, except that a buffer
+    of at most ``cached_bytes`` counts its size once (it stays in cache after first use).
+    """
     total = 0
+    small: set[SSAValue] = set()
     for op in kernel.walk():
         if isinstance(op, LoadOp):
-            assert isinstance(op.buffer.type, MemRefType)
-            total += trips(op) * numpy_dtype(op.buffer.type.element_type).itemsize
+            type_ = op.buffer.type
+            assert isinstance(type_, MemRefType)
+            size = numpy_dtype(type_.element_type).itemsize
+            if math.prod(type_.get_shape()) * size <= cached_bytes:
+                small.add(op.buffer)
+            else:
+                total += trips(op) * size
+    for buf in small:
+        assert isinstance(buf.type, MemRefType)
+        total += math.prod(buf.type.get_shape()) * numpy_dtype(buf.type.element_type).itemsize
+    return total
+
+
+def minimum_bytes(kernel: KernelOp) -> int:
+    """HBM traffic at least: each input buffer read once, each output written once."""
+    total = 0
+    for buf in kernel.body.block.args:
+        assert isinstance(buf.type, MemRefType)
+        total += math.prod(buf.type.get_shape()) * numpy_dtype(buf.type.element_type).itemsize
     return total
 
 
@@ -634,13 +729,21 @@ def fusion_cost(
         return FusionDecision(False, problem)
     executed, necessary = arithmetic_work(fused)
     recompute = executed / max(necessary, 1)
-    if recompute > options.max_recompute:
+    intensity = executed / max(minimum_bytes(fused), 1)
+    if (
+        recompute > options.max_recompute
+        and intensity > options.max_intensity
+        and executed > options.launch_ops
+    ):
         return FusionDecision(
             False,
             f"its arithmetic would be recomputed {recompute:.2f}x "
-            f"(limit {options.max_recompute:g}x)",
+            f"(limit {options.max_recompute:g}x) in a compute-bound kernel "
+            f"({intensity:.1f} ops/byte, limit {options.max_intensity:g})",
         )
-    read = bytes_read(fused) / max(bytes_read(producer) + bytes_read(consumer), 1)
+    cached = options.cached_bytes
+    apart = bytes_read(producer, cached) + bytes_read(consumer, cached)
+    read = bytes_read(fused, cached) / max(apart, 1)
     if read > options.max_read_growth:
         return FusionDecision(
             False, f"bytes read would grow {read:.2f}x (limit {options.max_read_growth:g}x)"

@@ -80,7 +80,7 @@ func.func @forward(%x: tensor<4x8xf32>, %bias: tensor<8xf32>, %w: tensor<8x4xf32
 }
 
 // CHECK:      %relu = loop.kernel @k_relu ins(%x_b = %x : tensor<4x8xf32>, %bias_b = %bias : tensor<8xf32>, %w_b = %w : tensor<8x4xf32>) outs(%relu_b : tensor<4x4xf32>)
-// CHECK-SAME:     covers = ["w_bc", "bias_bc", "add", "add_bc", "prod", "matmul", "relu"]
+// CHECK-SAME:     covers = ["bias_bc", "add", "w_bc", "add_bc", "prod", "matmul", "relu"]
 // CHECK-NEXT:   %z = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:   loop.for %a0 = 0 to 4 {
 // CHECK-NEXT:     loop.for %a1 = 0 to 4 {
