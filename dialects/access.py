@@ -18,13 +18,21 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     IndexType,
+    IntegerAttr,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+)
 from xdsl.irdl import (
     IRDLOperation,
     operand_def,
@@ -41,6 +49,7 @@ from deplodock.dialects.affine_syntax import (
     index_map_for,
     parse_indices,
     print_indices,
+    row_major_offset,
 )
 
 
@@ -107,9 +116,7 @@ class StoreBase(IRDLOperation):
         self, value: SSAValue, buffer: SSAValue, map: AffineMap, indices: Sequence[SSAValue]
     ):
         map, operands = index_map_for(map, indices)
-        super().__init__(
-            operands=[value, buffer, operands], properties={"map": AffineMapAttr(map)}
-        )
+        super().__init__(operands=[value, buffer, operands], properties={"map": AffineMapAttr(map)})
 
     def verify_(self) -> None:
         assert isinstance(self.buffer.type, MemRefType)
@@ -255,3 +262,86 @@ def kernel_name(op: IRDLOperation) -> str:
     name = op.properties["sym_name"]
     assert isinstance(name, StringAttr)
     return name.data
+
+
+def _defined_inside(value: SSAValue, loop: Operation) -> bool:
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    return op is not None and loop.is_ancestor(op)
+
+
+def _constant_index(value: SSAValue) -> int | None:
+    attr = getattr(value.owner, "value", None)
+    if isinstance(attr, IntegerAttr) and isinstance(attr.type, IndexType):
+        return attr.value.data
+    return None
+
+
+# How an index expression varies over the V lanes ``%i = V*c + v`` of a vector loop:
+_CONTIGUOUS = "contiguous"  # e(V*c + v) = e(V*c) + v, with e(V*c) a multiple of V
+_ALIGNED = "aligned"  # the same for all lanes, and a multiple of V
+_UNIFORM = "uniform"  # the same for all lanes
+
+
+def _lanes(expr: AffineExpr, kinds: list[str | None], width: int) -> str | None:
+    """The class of ``expr`` (None: none of the above), given its dims' classes."""
+    if isinstance(expr, AffineConstantExpr):
+        return _ALIGNED if expr.value % width == 0 else _UNIFORM
+    if isinstance(expr, AffineDimExpr):
+        return kinds[expr.position]
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return None
+    lhs, rhs = _lanes(expr.lhs, kinds, width), _lanes(expr.rhs, kinds, width)
+    if lhs is None or rhs is None:
+        return None
+    kind = expr.kind
+    if kind == AffineBinaryOpKind.Add:
+        if _CONTIGUOUS in (lhs, rhs):
+            return _CONTIGUOUS if {lhs, rhs} == {_CONTIGUOUS, _ALIGNED} else None
+        return _ALIGNED if lhs == rhs == _ALIGNED else _UNIFORM
+    constant = expr.rhs.value if isinstance(expr.rhs, AffineConstantExpr) else None
+    if kind == AffineBinaryOpKind.Mul:
+        if isinstance(expr.lhs, AffineConstantExpr):
+            lhs, constant = rhs, expr.lhs.value
+        if constant is None:
+            return None
+        if lhs == _CONTIGUOUS:
+            return _CONTIGUOUS if constant == 1 else None
+        return _ALIGNED if lhs == _ALIGNED or constant % width == 0 else _UNIFORM
+    if constant is None or constant <= 0:
+        return None
+    divides = constant % width == 0
+    if kind == AffineBinaryOpKind.Mod:
+        if lhs == _CONTIGUOUS:  # an aligned group never straddles a multiple of the modulus
+            return _CONTIGUOUS if divides else None
+        return _ALIGNED if lhs == _ALIGNED and divides else _UNIFORM
+    if kind == AffineBinaryOpKind.FloorDiv:
+        return _UNIFORM if lhs != _CONTIGUOUS or divides else None
+    return _UNIFORM if lhs != _CONTIGUOUS else None  # ceildiv: a group may straddle
+
+
+def vector_access(access: LoadBase | StoreBase, loop: Operation, width: int) -> bool:
+    """Whether ``access``, in ``loop`` run with ``vector width`` (its induction variable
+    ``%i = width*c + v``, v = 0..width-1), touches ``width`` consecutive elements starting at
+    a multiple of ``width``: one aligned ``width``-wide access instead of ``width`` scalar ones.
+
+    It does when its row-major offset is *contiguous* over the lanes (``_lanes``): ``%i``
+    plus terms that are the same for every lane and multiples of ``width``, where ``mod``
+    and ``floordiv`` by multiples of ``width`` keep an aligned group together (RoPE's
+    ``(%i + 32) mod 64``). Indices defined inside the loop are not known to be uniform. The
+    buffer itself must start 16-byte aligned; the runtime checks every pointer it passes.
+    """
+    iv = loop.regions[0].block.args[0]
+    buffer = access.buffer.type
+    assert isinstance(buffer, MemRefType)
+    kinds: list[str | None] = []
+    for value in access.indices:
+        known = _constant_index(value)
+        if value is iv:
+            kinds.append(_CONTIGUOUS)
+        elif known is not None:
+            kinds.append(_ALIGNED if known % width == 0 else _UNIFORM)
+        else:
+            kinds.append(None if _defined_inside(value, loop) else _UNIFORM)
+    offset = row_major_offset(access.map.data, buffer.get_shape())
+    return _lanes(offset, kinds, width) == _CONTIGUOUS

@@ -14,6 +14,7 @@ Grammar (MLIR's affine precedence)::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.ir import Block, SSAValue
@@ -292,3 +293,12 @@ def eval_expr(expr: AffineExpr, dims: Sequence):
 def eval_map(map: AffineMap, dims: Sequence) -> tuple:
     """Every result of ``map`` on ``dims`` (ints or broadcastable numpy arrays)."""
     return tuple(eval_expr(r, dims) for r in map.results)
+
+
+def row_major_offset(map: AffineMap, shape: Sequence[int]) -> AffineExpr:
+    """The row-major element offset of ``map``'s indices into a buffer of ``shape``."""
+    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    total: AffineExpr = AffineExpr.constant(0)
+    for expr, stride in zip(map.results, strides, strict=True):
+        total = total + (expr * stride if stride != 1 else expr)
+    return total

@@ -71,13 +71,19 @@ from deplodock.dialects.access import (
 from deplodock.dialects.loop import (
     kinds_attr,
     parse_reduce_clause,
+    parse_unroll,
+    parse_vector,
     print_reduce_clause,
+    print_unroll,
+    print_vector,
     verify_reduce_clause,
+    verify_vector,
 )
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SHARED_BYTES = 227 * 1024  # sm_90: 227 KB of shared memory per block (opt-in)
 STATIC_SHARED_BYTES = 48 * 1024  # above this CUDA needs dynamic shared memory
+SHARED_ALIGNMENT = 16  # bytes; every shared array may be read 16 bytes at a time
 DIMS = ("x", "y", "z")
 
 
@@ -138,8 +144,13 @@ class KernelOp(IRDLOperation):
         return self.body.block.args[len(self.inputs) :]
 
     def shared_bytes(self) -> int:
-        """Static shared memory the body allocates."""
-        return sum(op.size_bytes() for op in self.walk() if isinstance(op, SharedOp))
+        """Static shared memory the body allocates: each array starts 16-byte aligned (the
+        emitter declares them ``__align__(SHARED_ALIGNMENT)`` for vector accesses)."""
+        end = 0
+        for op in self.walk():
+            if isinstance(op, SharedOp):
+                end = -(-end // SHARED_ALIGNMENT) * SHARED_ALIGNMENT + op.size_bytes()
+        return end
 
     def verify_(self) -> None:
         verify_signature(self, self.body)
@@ -399,10 +410,11 @@ class YieldOp(IRDLOperation):
 
 @irdl_op_definition
 class ForOp(IRDLOperation):
-    """``kernel.for %i = %start to N step S [reduce(..) -> ..] [{unroll}]``
+    """``kernel.for %i = %start to N step S [vector V] [reduce(..) -> ..] [unroll U]``
 
     A counted loop; a reduce loop keeps one register accumulator per kind, starting at the
-    kind's identity, as at the loop level.
+    kind's identity, as at the loop level. ``vector V`` as on ``tile.strided_for``: the loop
+    counts ``c`` from start by S below N / V and runs the body for ``%i = V*c .. V*c+V-1``.
     """
 
     name = "kernel.for"
@@ -411,6 +423,7 @@ class ForOp(IRDLOperation):
     step = prop_def(IntAttr)
     reduce = prop_def(ArrayAttr)
     unroll = opt_prop_def(IntAttr)
+    vector = opt_prop_def(IntAttr)
     results_ = var_result_def()
     body = region_def("single_block")
     traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
@@ -454,6 +467,7 @@ class ForOp(IRDLOperation):
         if self.step.data < 1:
             raise VerifyException(f"kernel.for: step {self.step.data} must be positive")
         verify_reduce_clause(self, self.reduce, self.body)
+        verify_vector(self, self.vector, self.upper.data)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -461,9 +475,9 @@ class ForOp(IRDLOperation):
         printer.print_string(" = ")
         printer.print_ssa_value(self.start)
         printer.print_string(f" to {self.upper.data} step {self.step.data}")
+        print_vector(printer, self.vector)
         print_reduce_clause(printer, self.reduce, self.results)
-        if self.unroll is not None:
-            printer.print_string(f" unroll {self.unroll.data}")
+        print_unroll(printer, self.unroll)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
@@ -477,13 +491,14 @@ class ForOp(IRDLOperation):
         upper = parser.parse_integer()
         parser.parse_keyword("step")
         step = parser.parse_integer()
+        vector = parse_vector(parser)
         kinds, types = parse_reduce_clause(parser)
-        unroll = parser.parse_integer() if parser.parse_optional_keyword("unroll") else None
+        unroll = parse_unroll(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         region = parser.parse_region([iv.resolve(IndexType())])
         op = cls(start, upper, step, region, kinds, types)
-        if unroll is not None:
-            op.unroll = IntAttr(unroll)
+        op.unroll = unroll
+        op.vector = vector
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op

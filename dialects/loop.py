@@ -173,6 +173,35 @@ def parse_unroll(parser: Parser) -> IntAttr | None:
     return IntAttr(parser.parse_integer()) if parser.parse_optional_keyword("unroll") else None
 
 
+VECTOR_WIDTHS = (2, 4)
+"""Widths a thread-strided loop may be vectorised by (float2, float4: 8- and 16-byte accesses)."""
+
+
+def print_vector(printer: Printer, vector: IntAttr | None) -> None:
+    """`` vector V``: each iteration covers V consecutive values of the induction variable."""
+    if vector is not None:
+        printer.print_string(f" vector {vector.data}")
+
+
+def parse_vector(parser: Parser) -> IntAttr | None:
+    return IntAttr(parser.parse_integer()) if parser.parse_optional_keyword("vector") else None
+
+
+def verify_vector(op: IRDLOperation, vector: IntAttr | None, upper: int) -> None:
+    """A vector width is a supported one and divides the loop's upper bound."""
+    if vector is None:
+        return
+    if vector.data not in VECTOR_WIDTHS:
+        raise VerifyException(
+            f"{op.name}: vector {vector.data} is not a supported width "
+            f"({', '.join(map(str, VECTOR_WIDTHS))})"
+        )
+    if upper % vector.data:
+        raise VerifyException(
+            f"{op.name}: vector {vector.data} does not divide the upper bound {upper}"
+        )
+
+
 def verify_reduce_clause(op: IRDLOperation, kinds: ArrayAttr, body: Region) -> None:
     """Kinds are known, one per result, and the body yields one value of each type."""
     names = [k.data for k in kinds.data]
@@ -191,8 +220,10 @@ def verify_reduce_clause(op: IRDLOperation, kinds: ArrayAttr, body: Region) -> N
     last = block.last_op
     yielded = list(last.operands) if last is not None and last.has_trait(IsTerminator) else []
     if [v.type for v in yielded] != [r.type for r in op.results]:
-        role = "a reduce loop must yield one value per accumulator" if names else (
-            "a free loop yields nothing"
+        role = (
+            "a reduce loop must yield one value per accumulator"
+            if names
+            else ("a free loop yields nothing")
         )
         raise VerifyException(f"{op.name}: {role}")
 
@@ -317,4 +348,3 @@ def enclosing_kernel(op: IRDLOperation) -> IRDLOperation | None:
 
 
 Loop = Dialect("loop", [KernelOp, ForOp, YieldOp, LoadOp, StoreOp])
-

@@ -77,9 +77,12 @@ from deplodock.dialects.loop import (
     kinds_attr,
     parse_reduce_clause,
     parse_unroll,
+    parse_vector,
     print_reduce_clause,
     print_unroll,
+    print_vector,
     verify_reduce_clause,
+    verify_vector,
 )
 
 BINDINGS = ("free", "thread", "block")
@@ -243,7 +246,12 @@ def thread_axis_extent(op: IRDLOperation, value: SSAValue) -> int:
 
 @irdl_op_definition
 class StridedForOp(IRDLOperation):
-    """``tile.strided_for %i = %t to N step S``: iterations ``t, t+S, ..`` below N."""
+    """``tile.strided_for %i = %t to N step S [vector V]``: iterations ``t, t+S, ..`` below N.
+
+    With ``vector V`` the loop counts ``c = t, t+S, ..`` below N / V and runs its body for
+    ``%i = V*c, V*c+1, .., V*c+V-1`` in order: each thread takes V consecutive elements at a
+    time, so contiguous accesses become V-wide (16-byte for V = 4 floats) ones.
+    """
 
     name = "tile.strided_for"
     start = operand_def(IndexType)
@@ -251,6 +259,7 @@ class StridedForOp(IRDLOperation):
     step = prop_def(IntAttr)
     reduce = prop_def(ArrayAttr)
     unroll = opt_prop_def(IntAttr)  # mark-unroll's request: #pragma unroll N once emitted
+    vector = opt_prop_def(IntAttr)  # vectorize's width (see the class docstring)
     results_ = var_result_def()
     body = region_def("single_block")
     traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
@@ -298,6 +307,7 @@ class StridedForOp(IRDLOperation):
         if self.step.data < 1:
             raise VerifyException(f"tile.strided_for: step {self.step.data} must be positive")
         verify_reduce_clause(self, self.reduce, self.body)
+        verify_vector(self, self.vector, self.upper.data)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -305,6 +315,7 @@ class StridedForOp(IRDLOperation):
         printer.print_string(" = ")
         printer.print_ssa_value(self.start)
         printer.print_string(f" to {self.upper.data} step {self.step.data}")
+        print_vector(printer, self.vector)
         print_reduce_clause(printer, self.reduce, self.results)
         print_unroll(printer, self.unroll)
         printer.print_op_attributes(self.attributes, print_keyword=True)
@@ -320,12 +331,14 @@ class StridedForOp(IRDLOperation):
         upper = parser.parse_integer()
         parser.parse_keyword("step")
         step = parser.parse_integer()
+        vector = parse_vector(parser)
         kinds, types = parse_reduce_clause(parser)
         unroll = parse_unroll(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         region = parser.parse_region([iv.resolve(IndexType())])
         op = cls(start, upper, step, region, kinds, types)
         op.unroll = unroll
+        op.vector = vector
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op

@@ -18,6 +18,7 @@ _PASSES: dict[str, str] = {
     "cooperative-reduce": "deplodock.passes.tile.cooperative_reduce:CooperativeReduce",
     "blockify-launch": "deplodock.passes.tile.blockify_launch:BlockifyLaunch",
     "stage-inputs": "deplodock.passes.tile.stage_inputs:StageInputs",
+    "vectorize": "deplodock.passes.tile.vectorize:Vectorize",
     "mark-unroll": "deplodock.passes.tile.mark_unroll:MarkUnroll",
     "materialize": "deplodock.passes.kernel.materialize:Materialize",
 }

@@ -28,7 +28,14 @@ LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
 PASSES_TO: dict[str, tuple[str, ...]] = {
     "tensor": ("decompose",),
     "loop": ("lift-to-loop", "fuse"),
-    "tile": ("tileify", "cooperative-reduce", "blockify-launch", "stage-inputs", "mark-unroll"),
+    "tile": (
+        "tileify",
+        "cooperative-reduce",
+        "blockify-launch",
+        "stage-inputs",
+        "vectorize",
+        "mark-unroll",
+    ),
     "kernel": ("materialize",),
 }
 

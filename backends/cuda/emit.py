@@ -60,10 +60,20 @@ from xdsl.ir.affine import (
 )
 
 from deplodock.dialects import kernel
-from deplodock.dialects.affine_syntax import expr_range, format_expr, value_ranges
+from deplodock.dialects.access import vector_access
+from deplodock.dialects.affine_syntax import (
+    expr_range,
+    format_expr,
+    row_major_offset,
+    value_ranges,
+)
 from deplodock.dialects.combine import combine_kind
+from deplodock.dialects.kernel import SHARED_ALIGNMENT
 
 INT32_MAX = 2**31 - 1
+VECTOR_TYPES = {"float": "float", "int": "int"}
+"""Scalar C types with CUDA vector types (``float4``, ``int2``) for ``vector`` loops."""
+VECTOR_FIELDS = "xyzw"
 _C_SPELLING = {AffineBinaryOpKind.FloorDiv: "/", AffineBinaryOpKind.Mod: "%"}
 
 _C_RESERVED = frozenset(
@@ -282,15 +292,6 @@ def _without_ceildiv(expr: AffineExpr) -> AffineExpr:
     return AffineBinaryOpExpr(expr.kind, lhs, rhs)
 
 
-def linear_index(map: AffineMap, shape: Sequence[int]) -> AffineExpr:
-    """The row-major offset of ``map``'s indices into a buffer of ``shape``."""
-    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
-    total: AffineExpr = AffineExpr.constant(0)
-    for expr, stride in zip(map.results, strides, strict=True):
-        total = total + (expr * stride if stride != 1 else expr)
-    return total
-
-
 def fold_constants(expr: AffineExpr, operands: Sequence[SSAValue]) -> AffineExpr:
     """Substitute the dims bound to ``arith.constant`` values (so ``0 * 2048`` vanishes)."""
     dims = [
@@ -453,7 +454,8 @@ class _KernelEmitter:
         assert isinstance(type_, MemRefType)
         name = self._fresh(op.sym_name.data, "smem")
         self.names[op.result] = name
-        self.line(f"__shared__ {scalar_type(type_.element_type)} {name}[{_numel(type_)}];")
+        element = scalar_type(type_.element_type)
+        self.line(f"__shared__ __align__({SHARED_ALIGNMENT}) {element} {name}[{_numel(type_)}];")
 
     def barrier(self, op: kernel.BarrierOp) -> None:
         self.line("__syncthreads();")
@@ -466,7 +468,7 @@ class _KernelEmitter:
     def access(self, buffer: SSAValue, map: AffineMap, indices: Sequence[SSAValue]) -> str:
         type_ = buffer.type
         assert isinstance(type_, MemRefType)
-        expr = linear_index(map, type_.get_shape())
+        expr = row_major_offset(map, type_.get_shape())
         expr = _without_ceildiv(fold_constants(expr, indices))
         names = [self.ref(v) for v in indices]
         if _numel(type_) > INT32_MAX:
@@ -504,24 +506,98 @@ class _KernelEmitter:
             accumulators.append((kind, name, result.type))
         iv = op.induction_var
         upper, step = op.upper.data, op.step.data
-        iv_type = "int" if upper + step - 1 <= INT32_MAX else "long long"
+        vector = op.vector.data if op.vector is not None else 1
+        limit = upper // vector
+        iv_type = "int" if upper + step * vector - 1 <= INT32_MAX else "long long"
         start = self.ref(op.start)
-        name = self.bind(iv, "i")
+        if vector == 1:
+            name = self.bind(iv, "i")
+        else:
+            name = self._fresh(f"{iv.name_hint or 'i'}_v{vector}", "c")
         if op.unroll is not None:
             count = op.unroll.data
             self.line("#pragma unroll" if count <= 0 else f"#pragma unroll {count}")
         increment = f"++{name}" if step == 1 else f"{name} += {step}"
-        self.line(f"for ({iv_type} {name} = {start}; {name} < {upper}; {increment}) {{")
+        self.line(f"for ({iv_type} {name} = {start}; {name} < {limit}; {increment}) {{")
         self.depth += 1
-        body = op.body.block
+        if vector == 1:
+            self._body(op.body.block, accumulators)
+        else:
+            self._vector_body(op, name, iv_type, vector, accumulators)
+        self.depth -= 1
+        self.line("}")
+
+    def _body(self, body: Block, accumulators: list, lane: int | None = None, wide=None) -> None:
+        """A loop body once; in lane ``lane`` of a vector loop, ``wide`` maps its vector
+        accesses to the vector locals they read a field of or write a field into."""
         for child in body.ops:
             if isinstance(child, kernel.YieldOp):
                 for (kind, acc, type_), value in zip(accumulators, child.values, strict=True):
                     self.line(f"{acc} = {self._combine(kind, acc, self.ref(value), type_)};")
+            elif wide and child in wide:
+                field = f"{wide[child]}.{VECTOR_FIELDS[lane]}"
+                if isinstance(child, kernel.LoadOp):
+                    self.define(child.result, field)
+                else:
+                    self.line(f"{field} = {self.ref(child.value)};")  # type: ignore[attr-defined]
             else:
                 self.operation(child)
-        self.depth -= 1
-        self.line("}")
+
+    def _vector_body(
+        self, op: kernel.ForOp, count: str, iv_type: str, vector: int, accumulators: list
+    ) -> None:
+        """``%i = V*c + v`` for v = 0..V-1: wide loads first, the body once per lane (its
+        wide accesses reading or filling a field), wide stores last."""
+        iv = op.induction_var
+        base = self._fresh(f"{iv.name_hint or 'i'}_0", "i0")
+        self.line(f"const {iv_type} {base} = {vector} * {count};")
+        self.names[iv] = base
+        wide = {child: "" for child in self._wide_accesses(op, vector)}
+        for access in wide:
+            vtype = VECTOR_TYPES[scalar_type(access.buffer.type.element_type)] + str(vector)
+            hint = access.results[0].name_hint if access.results else access.buffer.name_hint
+            wide[access] = self._fresh(f"{hint or 'v'}{vector}", "v")
+            target = self.access(access.buffer, access.map.data, access.indices)
+            if isinstance(access, kernel.LoadOp):
+                pointer = f"reinterpret_cast<const {vtype}*>(&{target})"
+                self.line(f"const {vtype} {wide[access]} = *{pointer};")
+            else:
+                self.line(f"{vtype} {wide[access]};")
+        scalar_uses = any(use.operation not in wide for use in iv.uses)
+        for lane in range(vector):
+            if scalar_uses:
+                self.define(iv, f"{base} + {lane}" if lane else base)
+            self._body(op.body.block, accumulators, lane, wide)
+        self.names[iv] = base
+        for access, name in wide.items():
+            if isinstance(access, kernel.StoreOp):
+                target = self.access(access.buffer, access.map.data, access.indices)
+                vtype = VECTOR_TYPES[scalar_type(access.value.type)] + str(vector)
+                self.line(f"*reinterpret_cast<{vtype}*>(&{target}) = {name};")
+
+    @staticmethod
+    def _wide_accesses(op: kernel.ForOp, vector: int) -> list[kernel.LoadOp | kernel.StoreOp]:
+        """The body's loads and stores that become one ``vector``-wide access: contiguous
+        and aligned (``vector_access``), of a type with a CUDA vector type, and on a buffer
+        no other access of the loop writes (a load moves before the lanes, a store after)."""
+        accesses = [o for o in op.walk() if isinstance(o, kernel.LoadOp | kernel.StoreOp)]
+        written = [a.buffer for a in accesses if isinstance(a, kernel.StoreOp)]
+        read = [a.buffer for a in accesses if isinstance(a, kernel.LoadOp)]
+        chosen = []
+        for access in op.body.block.ops:
+            if not isinstance(access, kernel.LoadOp | kernel.StoreOp):
+                continue
+            element = access.buffer.type.element_type  # type: ignore[attr-defined]
+            if scalar_type(element) not in VECTOR_TYPES:
+                continue
+            if isinstance(access, kernel.LoadOp):
+                clash = any(b is access.buffer for b in written)
+            else:
+                others = [b for b in written if b is access.buffer]
+                clash = len(others) > 1 or any(b is access.buffer for b in read)
+            if not clash and vector_access(access, op, vector):
+                chosen.append(access)
+        return chosen
 
     @staticmethod
     def _identity(kind: str, type_: Attribute) -> str:

@@ -67,9 +67,7 @@ class CompiledProgram:
             if isinstance(op, kernel.KernelOp):
                 outputs = [_output(r.type, device, poison) for r in op.results]
                 launch_args: Sequence[torch.Tensor] = [values[v] for v in op.inputs] + outputs
-                loaded.function(op.sym_name.data).launch(
-                    op.grid_shape, op.block_shape, launch_args
-                )
+                loaded.function(op.sym_name.data).launch(op.grid_shape, op.block_shape, launch_args)
                 values.update(zip(op.results, outputs, strict=True))
             elif isinstance(op, func.ReturnOp):
                 return [values[v] for v in op.arguments]
@@ -79,6 +77,10 @@ class CompiledProgram:
                     "lower the program to the kernel level first"
                 )
         raise ValueError("@forward has no func.return")
+
+
+VECTOR_ALIGNMENT = 16
+"""Kernels' vector accesses (``vector_access``) assume every buffer starts 16-byte aligned."""
 
 
 def _checked(arg: SSAValue, tensor: torch.Tensor) -> torch.Tensor:
@@ -92,7 +94,11 @@ def _checked(arg: SSAValue, tensor: torch.Tensor) -> torch.Tensor:
         )
     if not tensor.is_cuda:
         raise ValueError(f"argument %{arg.name_hint} is on {tensor.device}, not a CUDA device")
-    return tensor.contiguous()
+    tensor = tensor.contiguous()
+    if tensor.data_ptr() % VECTOR_ALIGNMENT:
+        # A view into the middle of a buffer: vector loads assume aligned bases, so copy it.
+        tensor = tensor.clone()
+    return tensor
 
 
 def _output(type_, device: torch.device, poison: bool) -> torch.Tensor:

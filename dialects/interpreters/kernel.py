@@ -302,8 +302,15 @@ def check_read(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e) ->
     if race.any():
         i = int(np.argmax(race))
         raise _race(
-            op, state, shared, b[i], e[i], f"{state.lanes.thread(t[i])} reads it",
-            writer[i], "wrote it", shared.w_op[b[i], e[i]],
+            op,
+            state,
+            shared,
+            b[i],
+            e[i],
+            f"{state.lanes.thread(t[i])} reads it",
+            writer[i],
+            "wrote it",
+            shared.w_op[b[i], e[i]],
         )
     stale = shared.r_epoch[b, e] != epoch
     if stale.any():
@@ -327,17 +334,30 @@ def check_write(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e, v
             k = int(np.argmax(clash))
             i, j = first[k], second[k]
             raise _race(
-                op, state, shared, b[i], e[i],
-                f"{state.lanes.thread(t[j])} writes {v[j]} to it", t[i],
-                f"writes {v[i]} to it in the same store", -1,
+                op,
+                state,
+                shared,
+                b[i],
+                e[i],
+                f"{state.lanes.thread(t[j])} writes {v[j]} to it",
+                t[i],
+                f"writes {v[i]} to it in the same store",
+                -1,
             )
     written, writer = shared.w_epoch[b, e], shared.w_thread[b, e]
     race = (written == epoch) & (writer // WARP != warp)
     if race.any():
         i = int(np.argmax(race))
         raise _race(
-            op, state, shared, b[i], e[i], f"{state.lanes.thread(t[i])} writes it",
-            writer[i], "wrote it", shared.w_op[b[i], e[i]],
+            op,
+            state,
+            shared,
+            b[i],
+            e[i],
+            f"{state.lanes.thread(t[i])} writes it",
+            writer[i],
+            "wrote it",
+            shared.w_op[b[i], e[i]],
         )
     readers = shared.r_thread[b, e]
     others = (
@@ -348,8 +368,15 @@ def check_write(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e, v
     if others.any():
         i, w = (int(x) for x in np.argwhere(others)[0])
         raise _race(
-            op, state, shared, b[i], e[i], f"{state.lanes.thread(t[i])} writes it",
-            readers[i, w], "read it", shared.r_op[b[i], e[i], w],
+            op,
+            state,
+            shared,
+            b[i],
+            e[i],
+            f"{state.lanes.thread(t[i])} writes it",
+            readers[i, w],
+            "read it",
+            shared.r_op[b[i], e[i], w],
         )
     shared.data[b, e] = v
     shared.w_epoch[b, e] = epoch
@@ -423,7 +450,10 @@ class KernelBodyFunctions(SimtFunctions):
 
     @impl(kernel.ForOp)
     def run_for(self, interpreter: Interpreter, op: kernel.ForOp, args: tuple):
-        return run_loop(interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds)
+        vector = op.vector.data if op.vector is not None else 1
+        return run_loop(
+            interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds, vector
+        )
 
     @impl(kernel.LoadOp)
     def run_load(self, interpreter: Interpreter, op: kernel.LoadOp, args: tuple):

@@ -78,14 +78,30 @@ def _rsqrt(x):
 
 
 _CMPF = {
-    "oeq": np.equal, "ogt": np.greater, "oge": np.greater_equal, "olt": np.less,
-    "ole": np.less_equal, "one": np.not_equal, "ueq": np.equal, "ugt": np.greater,
-    "uge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "une": np.not_equal,
+    "oeq": np.equal,
+    "ogt": np.greater,
+    "oge": np.greater_equal,
+    "olt": np.less,
+    "ole": np.less_equal,
+    "one": np.not_equal,
+    "ueq": np.equal,
+    "ugt": np.greater,
+    "uge": np.greater_equal,
+    "ult": np.less,
+    "ule": np.less_equal,
+    "une": np.not_equal,
 }
 _CMPI = {
-    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
-    "sgt": np.greater, "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal,
-    "ugt": np.greater, "uge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "slt": np.less,
+    "sle": np.less_equal,
+    "sgt": np.greater,
+    "sge": np.greater_equal,
+    "ult": np.less,
+    "ule": np.less_equal,
+    "ugt": np.greater,
+    "uge": np.greater_equal,
 }
 
 

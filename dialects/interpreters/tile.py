@@ -254,11 +254,14 @@ def run_loop(
     upper: int,
     step: int,
     kinds: Sequence[str],
+    vector: int = 1,
 ) -> tuple[Any, ...]:
     """A counted loop ``start, start + step, .. < upper`` over every active lane.
 
     A scalar start gives every lane the same trip count; a per-lane start gives each its
-    own, and lanes whose count is spent are masked off for the remaining iterations.
+    own, and lanes whose count is spent are masked off for the remaining iterations. With
+    ``vector V`` the count runs below ``upper / V`` and each count ``c`` runs the body for
+    ``V*c, .., V*c + V - 1``.
     """
     body: Region = op.regions[0]
     name = op.name
@@ -272,13 +275,16 @@ def run_loop(
                 merged = np.where(where, merged, accs[i])
             accs[i] = np.asarray(merged).astype(dtypes[i], copy=False)[()]
 
+    limit = upper // vector
     start = np.asarray(start, dtype=np.int64)
     if start.ndim == 0 or start.size == 1:
-        for iv in range(int(start.reshape(())), upper, step):
-            accumulate(interpreter.run_ssacfg_region(body, (np.int64(iv),), name), None)
+        for count in range(int(start.reshape(())), limit, step):
+            for lane in range(vector):
+                iv = np.int64(count * vector + lane)
+                accumulate(interpreter.run_ssacfg_region(body, (iv,), name), None)
         return tuple(accs)
 
-    trips = np.maximum(0, -((start - upper) // step))
+    trips = np.maximum(0, -((start - limit) // step))
     live = np.broadcast_to(trips, np.broadcast_shapes(trips.shape, state.lanes.shape))
     if state.mask is not None:
         live = live[np.broadcast_to(state.mask, live.shape)]
@@ -286,10 +292,12 @@ def run_loop(
         return tuple(accs)
     fewest, most = int(live.min()), int(live.max())
     for j in range(most):
-        iv = start + j * step
-        running = None if j < fewest else iv < upper
+        count = start + j * step
+        running = None if j < fewest else count < limit
         with state.masked(running):
-            accumulate(interpreter.run_ssacfg_region(body, (iv,), name), running)
+            for lane in range(vector):
+                iv = count * vector + lane
+                accumulate(interpreter.run_ssacfg_region(body, (iv,), name), running)
     return tuple(accs)
 
 
@@ -430,7 +438,10 @@ class TileBodyFunctions(SimtFunctions):
     def run_strided_for(
         self, interpreter: Interpreter, op: tile.StridedForOp, args: tuple[Any, ...]
     ):
-        return run_loop(interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds)
+        vector = op.vector.data if op.vector is not None else 1
+        return run_loop(
+            interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds, vector
+        )
 
     @impl(tile.StageOp)
     def run_stage(self, interpreter: Interpreter, op: tile.StageOp, args: tuple[Any, ...]):

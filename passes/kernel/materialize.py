@@ -25,7 +25,8 @@ primitives.
 
 * **``tile.stage``** becomes a ``kernel.shared`` array of the slab's shape, a cooperative
   fill loop in which all threads of the block copy it, thread ``t`` taking flat elements
-  ``t, t + T, ..`` (consecutive threads, consecutive addresses: coalesced), and a
+  ``t, t + T, ..`` (consecutive threads, consecutive addresses: coalesced; four at a time,
+  ``vector 4``, where the slab and its origin keep 16-byte alignment), and a
   ``kernel.barrier`` so no thread reads the slab before every element is written. The loads
   it served read the shared array with the same indices.
 
@@ -42,6 +43,7 @@ from xdsl.dialects import affine, arith, scf
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -59,9 +61,12 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import kernel, loop, tile
+from deplodock.dialects.access import vector_access
 from deplodock.dialects.combine import combine_op
 
 WARP = 32
+FILL_VECTOR = 4
+"""A staging fill copies 16 bytes per thread and step where the slab and source allow."""
 MAX_GRID_X = 2**31 - 1
 _D0 = AffineExpr.dimension(0)
 
@@ -362,6 +367,10 @@ def _lower_stage(
         [fill.induction_var],
     )
     fill.body.block.add_ops([load, store])
+    if fill.upper.data % FILL_VECTOR == 0 and all(
+        vector_access(access, fill, FILL_VECTOR) for access in (load, store)
+    ):
+        fill.vector = IntAttr(FILL_VECTOR)
     ops += [fill, kernel.BarrierOp()]
     rewriter.replace(stage, ops, [shared.result])
 
@@ -399,6 +408,7 @@ class LowerStridedFor(RewritePattern):
             op.start, op.upper.data, op.step.data, body, op.kinds, [r.type for r in op.results]
         )
         new.unroll = op.unroll
+        new.vector = op.vector
         new.attributes.update(op.attributes)
         rewriter.replace(op, new)
 

@@ -22,7 +22,8 @@ def per_thread_trips(op: loop.ForOp | tile.StridedForOp) -> int:
     """The most iterations any one thread runs."""
     if isinstance(op, loop.ForOp):
         return op.extent
-    return -(-op.upper.data // op.step.data)  # ceil: thread 0 runs the most
+    vector = op.vector.data if op.vector is not None else 1
+    return -(-op.upper.data // (op.step.data * vector))  # ceil: thread 0 runs the most
 
 
 def unroll_count(trips: int, max_trips: int) -> int | None:

@@ -84,7 +84,7 @@ builtin.module {
 // CHECK-NEXT:     const float* __restrict__ xb,
 // CHECK-NEXT:     const float* __restrict__ wb,
 // CHECK-NEXT:     float* __restrict__ yb) {
-// CHECK-NEXT:   __shared__ float ss_smem[8];
+// CHECK-NEXT:   __shared__ __align__(16) float ss_smem[8];
 // CHECK-NEXT:   const int t = threadIdx.x;
 // CHECK-NEXT:   const int a0 = blockIdx.x;
 // CHECK-NEXT:   const int lane = t % 32;
