@@ -33,6 +33,21 @@ into the `tensor` dialect give the ops their meaning.
   came from, "file.py:LINE: code", for error messages that point at the user's code.
 - results: one or more tensors (ops with tuple results, e.g. native_layer_norm, have
   several).
+- location (MLIR debug info, printed only on demand: `deplo-opt --print-debuginfo`): the
+  module the call ran in and its source line, `loc("layer.self_attn.q_proj"("transformers/
+  models/llama/modeling_llama.py":244:0))`; just the file:line:col outside any module.
+
+Provenance. Every op lowered from a torch op remembers it through its location, so the
+printed tensor and loop levels stay as they are and `--print-debuginfo` shows it:
+
+    loc("linear_1"(callsite("aten.linear.default" at "layer.self_attn.k_proj"("…":245:0))))
+
+a `NameLoc` naming the torch op (its result's name in the printed torch level), around a
+call site: the ATen overload called at the op's own location. An op that computes parts
+of several torch ops (a folded view of a view, a consumer of a no-op `to`) has a
+`fused[...]` location of one such entry per op, in program order. `Origin` is one entry
+as Python data; `origins(loc)` reads them back and `merge_locations` builds fused ones.
+decompose stamps them, lift-to-loop turns them into each kernel's `covers` list.
 
 The dialect does not import PyTorch: `deplo-opt` can read and write it without torch.
 """
@@ -40,22 +55,32 @@ The dialect does not import PyTorch: `deplo-opt` can read and write it without t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    CallSiteLoc,
+    FileLineColLoc,
     FloatAttr,
     FunctionType,
+    FusedLoc,
+    IntAttr,
     IntegerAttr,
     IntegerType,
+    LocationAttr,
+    NameLoc,
+    NoneAttr,
     NoneType,
     StringAttr,
     TensorType,
+    UnknownLoc,
     f64,
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -68,7 +93,17 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-__all__ = ["AtenOp", "Torch", "attr_to_python"]
+__all__ = [
+    "AtenOp",
+    "Origin",
+    "Torch",
+    "attr_to_python",
+    "merge_locations",
+    "origins",
+    "printed_names",
+    "site_location",
+    "stamp_origins",
+]
 
 _SOURCE = "source"
 """The key of the `source` property inside the printed attribute dictionary. No ATen
@@ -285,6 +320,150 @@ def attr_to_python(attr: Attribute) -> object:
     if isinstance(attr, NoneType):
         return None
     return attr
+
+
+# ----------------------------------------------------------------- provenance
+
+
+def site_location(scope: str, file: str, line: int) -> LocationAttr:
+    """Where a torch op ran: `"scope"("file":line:0)`, the file:line alone at the root
+    module, the scope alone without a file, unknown without either."""
+    site: LocationAttr = (
+        FileLineColLoc(StringAttr(file), IntAttr(line), IntAttr(0)) if file else UnknownLoc()
+    )
+    if scope:
+        return NameLoc(StringAttr(scope), site if file else NoneAttr())  # type: ignore[arg-type]
+    return site
+
+
+def _site(loc: Attribute) -> tuple[str, str, int]:
+    """(scope, file, line) of a `site_location`."""
+    scope = ""
+    if isinstance(loc, NameLoc):
+        scope, loc = loc.desc.data, loc.location
+    if isinstance(loc, FileLineColLoc):
+        return scope, loc.filename.data, loc.line.data
+    return scope, "", 0
+
+
+_SOURCE_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::|$)")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One torch op that a lowered op computes (a part of)."""
+
+    name: str
+    """The op's (first) result name in the printed torch level: `linear_1`."""
+    target: str
+    """The qualified overload: `aten.linear.default`."""
+    scope: str = ""
+    """The module it ran in, `layer.self_attn.k_proj`; empty at the root or when unknown."""
+    file: str = ""
+    line: int = 0
+
+    @staticmethod
+    def of(op: AtenOp, name: str) -> Origin:
+        """The origin of `op`, named `name`: module and line from its location, else the
+        file and line of its `source`."""
+        scope, file, line = _site(op.location)
+        if not file and op.source_location:
+            m = _SOURCE_LINE.match(op.source_location)
+            if m:
+                file, line = m["file"], int(m["line"])
+        overload = op.overload
+        target = overload if overload.count(".") >= 2 else f"aten.{overload}"
+        return Origin(name, target, scope, file, line)
+
+    @property
+    def op(self) -> str:
+        """The ATen function without namespace and overload: `linear`, `mul`."""
+        parts = self.target.split(".")
+        return parts[1] if len(parts) >= 3 else parts[0]
+
+    @property
+    def where(self) -> str:
+        """`modeling_llama.py:245` (the file's last component), or ''."""
+        if not self.file:
+            return ""
+        return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
+
+    def location(self) -> LocationAttr:
+        """`"name"(callsite("target" at site))`."""
+        callee = NameLoc(StringAttr(self.target), NoneAttr())  # type: ignore[arg-type]
+        site = site_location(self.scope, self.file, self.line)
+        return NameLoc(StringAttr(self.name), CallSiteLoc(callee, site))
+
+
+def origins(loc: Attribute) -> list[Origin]:
+    """The torch ops a location names, in order (none for any other location)."""
+    if isinstance(loc, FusedLoc):
+        found: list[Origin] = []
+        for inner in loc.locations.data:  # type: ignore[attr-defined]
+            found.extend(origins(inner))
+        return found
+    if (
+        isinstance(loc, NameLoc)
+        and isinstance(loc.location, CallSiteLoc)
+        and isinstance(loc.location.callee, NameLoc)
+    ):
+        scope, file, line = _site(loc.location.caller)
+        return [Origin(loc.desc.data, loc.location.callee.desc.data, scope, file, line)]
+    return []
+
+
+def merge_locations(*locs: Attribute) -> LocationAttr:
+    """One location naming every torch op of `locs`, each once, in order (unknown for
+    none, the op's own location for one, `fused[...]` for more)."""
+    merged: dict[str, Origin] = {}
+    for loc in locs:
+        for origin in origins(loc):
+            merged.setdefault(origin.name, origin)
+    if not merged:
+        return UnknownLoc()
+    if len(merged) == 1:
+        return next(iter(merged.values())).location()
+    return FusedLoc([o.location() for o in merged.values()], NoneAttr())
+
+
+def printed_names(blocks: Iterable[Block]) -> dict[SSAValue, str]:
+    """The SSA names the xDSL printer gives the values of `blocks` (their arguments, then
+    each op's results, nested ones included), as it prints one function.
+
+    Mirrors `Printer.print_ssa_value`: a name hint, suffixed `_1`, `_2`, … on reuse, in
+    print order; values without a hint are numbered.
+    """
+    used: dict[str, int] = {}
+    numbered = 0
+    names: dict[SSAValue, str] = {}
+    values: list[SSAValue] = []
+    for block in blocks:
+        values.extend(block.args)
+        for op in block.walk():
+            values.extend(op.results)
+    for v in values:
+        if v.name_hint:
+            k = used.get(v.name_hint, 0)
+            names[v] = v.name_hint + (f"_{k}" if k else "")
+            used[v.name_hint] = k + 1
+        else:
+            names[v] = str(numbered)
+            numbered += 1
+    return names
+
+
+def stamp_origins(root: Operation) -> None:
+    """Give each torch.aten op under `root` its provenance location (see the module
+    docstring), named as the printer names its first result. Ops that already carry one
+    keep it."""
+    blocks = {op.parent_block(): None for op in root.walk() if isinstance(op, AtenOp)}
+    for block in blocks:
+        assert block is not None
+        region = block.parent
+        names = printed_names(region.blocks if region is not None else [block])
+        for op in block.ops:
+            if isinstance(op, AtenOp) and op.results and not origins(op.location):
+                op.location = Origin.of(op, names[op.results[0]]).location()
 
 
 Torch = Dialect("torch", [AtenOp], [])

@@ -13,7 +13,9 @@ The result is one `func.func @forward`:
   torch.target = "weight"}`, so a printed and re-parsed module still knows which argument
   is which parameter (`graph_inputs` reads them back);
 - each call_function node becomes one `torch.aten` op named after the node
-  (see `deplodock.dialects.torch` for how arguments become operands and attributes);
+  (see `deplodock.dialects.torch` for how arguments become operands and attributes),
+  its location the module it ran in (`nn_module_stack`'s innermost entry) around the
+  user's file:line, MLIR debug info that decompose turns into provenance;
   `operator.getitem` on a multi-result node selects that op's result; ATen ops that
   return nothing (`_assert_tensor_metadata` and the like) are checks on the capture,
   not computation, and are dropped;
@@ -51,6 +53,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    LocationAttr,
     ModuleOp,
     NoneType,
     Signedness,
@@ -69,7 +72,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from deplodock.dialects.torch import AtenOp
+from deplodock.dialects.torch import AtenOp, printed_names, site_location
 from deplodock.frontends.errors import UserInputError
 
 __all__ = [
@@ -179,6 +182,29 @@ def source_location(stack_trace: str | None) -> str | None:
     modeling file), not torch.nn's implementation of the layer it calls. When every
     frame is inside torch (a bare `torch.nn.RMSNorm` exported directly), the innermost
     frame. The expression frontend rewrites traces to point at the expression itself."""
+    frame = _user_frame(stack_trace)
+    if frame is None:
+        return None
+    file, line, code = frame
+    where = f"{file}:{line}"
+    return f"{where}: {code}" if code else where
+
+
+def _location(node: torch.fx.Node) -> LocationAttr:
+    """The node's MLIR location: the module it ran in (the innermost entry of
+    `nn_module_stack`, e.g. `layer.self_attn.q_proj`) around the user's file:line."""
+    stack = node.meta.get("nn_module_stack") or {}
+    scope = ""
+    if stack:
+        path = list(stack.values())[-1]
+        scope = path[0] if isinstance(path, tuple | list) and isinstance(path[0], str) else ""
+    frame = _user_frame(node.meta.get("stack_trace"))
+    file, line = (frame[0], frame[1]) if frame is not None else ("", 0)
+    return site_location(scope, file, line)
+
+
+def _user_frame(stack_trace: str | None) -> tuple[str, int, str] | None:
+    """(short path, line, code) of the frame `source_location` reports."""
     if not stack_trace:
         return None
     frames: list[tuple[str, str, str]] = []
@@ -200,8 +226,7 @@ def source_location(stack_trace: str | None) -> str | None:
         return not resolved.startswith((_TORCH_DIR, _FRONTENDS_DIR, "<eval_with_key>"))
 
     file, line, code = next((f for f in reversed(frames) if outside(f[0])), frames[-1])
-    where = f"{_short_path(file)}:{line}"
-    return f"{where}: {code}" if code else where
+    return _short_path(file), int(line), code
 
 
 # ----------------------------------------------------------------------- import
@@ -409,6 +434,7 @@ class _Importer:
             attributes,
             source_location(node.meta.get("stack_trace")),
         )
+        op.location = _location(node)
         self.ops.append(op)
         if isinstance(val, list | tuple):
             selected = {
@@ -528,26 +554,9 @@ def import_program(ep: torch.export.ExportedProgram, name: str = "forward") -> I
 
 
 def _printed_names(func: FuncOp) -> dict[SSAValue, str]:
-    """The SSA names the xDSL printer gives the function's values.
-
-    Mirrors `Printer.print_ssa_value`: a name hint, suffixed `_1`, `_2`, … on reuse, in
-    print order (arguments, then each op's results); values without a hint are numbered.
-    """
-    used: dict[str, int] = {}
-    numbered = 0
-    names: dict[SSAValue, str] = {}
-    values: list[SSAValue] = list(func.args)
-    for op in func.body.walk():
-        values.extend(op.results)
-    for v in values:
-        if v.name_hint:
-            k = used.get(v.name_hint, 0)
-            names[v] = v.name_hint + (f"_{k}" if k else "")
-            used[v.name_hint] = k + 1
-        else:
-            names[v] = str(numbered)
-            numbered += 1
-    return names
+    """The SSA names the xDSL printer gives the function's values (arguments, then each
+    op's results; see `deplodock.dialects.torch.printed_names`)."""
+    return printed_names(func.body.blocks)
 
 
 def graph_inputs(func: FuncOp) -> list[GraphInput]:

@@ -26,10 +26,14 @@ the listings an engineer draws. Names keep listings readable: the kernel is
 per kernel, a buffer is its tensor's name with ``_b`` (``ins(%x_b = %x ..)``), and a load
 takes the name of the map-body argument it replaces (``in`` when that has none).
 
-Provenance: each kernel gets ``covers = [..]``, the torch-level ops it computes. It is the
-ten op's own ``covers`` attribute when the decomposition set one, else the op's result
-name (the decomposition names results after the torch op they come from); ``fuse``
-merges the lists.
+Provenance: each kernel gets ``covers = [..]``, the torch-level ops it computes: the names
+of the torch ops the ten op's location names (decompose puts them there; see
+``deplodock.dialects.torch``), usually one, in program order. Without such a location (a
+hand-written tensor level) it is the ten op's own ``covers`` attribute, else its result
+name. ``fuse`` merges the lists. The kernel and every op in it also take the ten op's
+location, so after fusion each op of a fused kernel still says which torch op, module and
+source line it computes (``deplo-opt --print-debuginfo``), and the ``covers`` names can be
+resolved to their overload and line (``deplodock.kernel_stats``).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    UnknownLoc,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -62,6 +67,7 @@ from xdsl.pattern_rewriter import (
 
 from deplodock.dialects import tensor as ten
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
+from deplodock.dialects.torch import origins
 
 COVERS = "covers"
 """The kernel attribute listing the torch-level ops a kernel computes (merged by fuse)."""
@@ -95,11 +101,23 @@ def _hint(value: SSAValue, default: str) -> str:
 
 def covers_of(op: Operation, default: str) -> ArrayAttr:
     """The ``covers`` list of the kernel lifted from ``op`` (see the module docstring)."""
+    names = [o.name for o in origins(op.location)]
+    if names:
+        return ArrayAttr([StringAttr(n) for n in names])
     given = op.attributes.get(COVERS)
     if isinstance(given, ArrayAttr):
         return given
     hint = op.results[0].name_hint if op.results else None
     return ArrayAttr([StringAttr(hint or default)])
+
+
+def _finish(k: _Kernel, op: Operation, default: str) -> None:
+    """Record what the kernel lifted from ``op`` computes: ``covers``, and ``op``'s
+    location on the kernel and on every op in it that has none of its own."""
+    k.op.attributes[COVERS] = covers_of(op, default)
+    for inner in k.op.walk():
+        if isinstance(inner.location, UnknownLoc):
+            inner.location = op.location
 
 
 # --- the kernel shell ----------------------------------------------------------------------
@@ -205,7 +223,7 @@ class LiftMap(RewritePattern):
                 body.add_op(StoreOp(value, k.out, map_, operands))
             else:
                 body.add_op(inner.clone(mapper))
-        k.op.attributes[COVERS] = covers_of(op, "map")
+        _finish(k, op, "map")
         rewriter.replace(op, k.op)
 
 
@@ -245,7 +263,7 @@ class LiftReduce(RewritePattern):
             value = loop.results[0]
         out_map, out_operands = access(kept_ivs)
         body.add_op(StoreOp(value, k.out, out_map, out_operands))
-        k.op.attributes[COVERS] = covers_of(op, "reduce")
+        _finish(k, op, "reduce")
         rewriter.replace(op, k.op)
 
 
@@ -269,7 +287,7 @@ class LiftIndexMap(RewritePattern):
         load.result.name_hint = "in"
         body.add_op(load)
         body.add_op(StoreOp(load.result, k.out, map_, operands))
-        k.op.attributes[COVERS] = covers_of(op, "index_map")
+        _finish(k, op, "index_map")
         rewriter.replace(op, k.op)
 
 
@@ -296,7 +314,7 @@ class LiftSplat(RewritePattern):
         body, ivs = k.free_nest(_shape(op.result))
         map_, operands = access(ivs)
         body.add_op(StoreOp(constant.result, k.out, map_, operands))
-        k.op.attributes[COVERS] = covers_of(op, "constant")
+        _finish(k, op, "constant")
         rewriter.replace(op, k.op)
 
 
@@ -318,7 +336,7 @@ class LiftIota(RewritePattern):
         value.results[0].name_hint = "pos"
         body.add_op(value)
         body.add_op(StoreOp(value.results[0], k.out, map_, operands))
-        k.op.attributes[COVERS] = covers_of(op, "iota")
+        _finish(k, op, "iota")
         rewriter.replace(op, k.op)
 
 
@@ -350,7 +368,7 @@ class LiftGather(RewritePattern):
         body.add_op(load)
         map_, operands = access(ivs)
         body.add_op(StoreOp(load.result, k.out, map_, operands))
-        k.op.attributes[COVERS] = covers_of(op, "gather")
+        _finish(k, op, "gather")
         rewriter.replace(op, k.op)
 
 

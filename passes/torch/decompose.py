@@ -7,6 +7,12 @@ building blocks). The function's signature does not change.
 An op no pattern handles stays; after the walk, every one left is reported at once, with
 the user's source line, as an `UnsupportedOpsError`, so a model shows all the work
 missing in one run rather than one op per run.
+
+Provenance: before the walk each torch op's location becomes its `Origin` (its printed
+name, ATen overload, module and line; see `deplodock.dialects.torch`), and every ten op a
+decomposition emits takes it over (`record_provenance` in `decompositions/common.py`).
+Locations print only on demand (`deplo-opt --print-debuginfo`), so the tensor level reads
+as before; lift-to-loop turns them into each kernel's `covers` list.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
-from deplodock.dialects.torch import AtenOp
+from deplodock.dialects.torch import AtenOp, stamp_origins
 from deplodock.frontends.errors import UserInputError
 from deplodock.passes.torch import decompositions
 from deplodock.passes.torch.decompositions.common import Decomposition
@@ -86,6 +92,7 @@ class Decompose(ModulePass):
     name = "decompose"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stamp_origins(op)
         reasons: dict[AtenOp, str] = {}
         patterns = [d(reasons) for d in all_decompositions()]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)

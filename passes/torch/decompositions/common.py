@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     TensorType,
+    UnknownLoc,
     f32,
     i1,
 )
@@ -40,7 +41,7 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from deplodock.dialects.tensor import IndexMapOp, MapOp, ReduceOp, YieldOp
-from deplodock.dialects.torch import AtenOp
+from deplodock.dialects.torch import AtenOp, merge_locations
 
 Scalar = int | float | bool
 
@@ -248,11 +249,15 @@ class Emitter:
     ) -> SSAValue:
         """`ten.index_map` of `x`; a view of a view is folded into one map."""
         producer = x.owner
+        location = UnknownLoc()
         if isinstance(producer, IndexMapOp):
-            map, x = producer.map.data.compose(map), producer.source
+            # The folded view's torch op is computed here too (its own op may go dead).
+            map, x, location = producer.map.data.compose(map), producer.source, producer.location
         if name is None and x.name_hint is not None:
             name = f"{x.name_hint}_b"
-        return self.add(IndexMapOp(x, map, TensorType(element_of(x), shape)), name)
+        view = IndexMapOp(x, map, TensorType(element_of(x), shape))
+        view.location = location
+        return self.add(view, name)
 
     def broadcast(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
         """`x` broadcast to `shape` by numpy's rules (itself when already that shape)."""
@@ -281,6 +286,27 @@ class Emitter:
 def count(shape: Sequence[int], dims: Sequence[int]) -> int:
     """How many elements a reduce over `dims` of `shape` combines."""
     return pymath.prod(shape[d] for d in dims)
+
+
+# -------------------------------------------------------------------- provenance
+
+
+def record_provenance(op: AtenOp, emitted: Sequence[Operation], result: SSAValue) -> None:
+    """Every op `op` decomposed into, nested ones included, names `op` in its location
+    (see `deplodock.dialects.torch`), after any torch op it already names (a folded view).
+
+    A decomposition that emits nothing and returns an existing value (`to` its own dtype,
+    `contiguous`) is computed by whatever reads that value: each torch op using the result
+    names `op` too, so its own decomposition carries it on.
+    """
+    location = op.location
+    for new in emitted:
+        for inner in new.walk():
+            inner.location = merge_locations(inner.location, location)
+    if result.owner not in emitted:
+        for use in list(op.results[0].uses):
+            if isinstance(use.operation, AtenOp):
+                use.operation.location = merge_locations(location, use.operation.location)
 
 
 # ---------------------------------------------------------------------- patterns
@@ -319,6 +345,7 @@ class Decomposition(RewritePattern, ABC):
                 new.results[0].name_hint = f"{emit.name}_t"
         if result.owner in emit.ops:
             result.name_hint = emit.name
+        record_provenance(op, emit.ops, result)
         rewriter.replace(op, emit.ops, [result])
 
     @abstractmethod
