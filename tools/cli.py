@@ -11,7 +11,10 @@ config.json, built offline with the real transformers classes (``--layers``, ``-
 ``--part layer`` for its first decoder layer; see ``deplodock.frontends.models``).
 ``compile`` builds models on the meta device: parameters are function arguments, so no
 weight data is needed, and a 7B model compiles in a few hundred MB. ``--stats`` prints,
-on stderr, each step's time and the peak memory, and the op counts at each level.
+on stderr, each step's time and the peak memory, the op counts at each level and, from
+the loop level on, per kernel the torch ops it covers, its minimum HBM reads and writes and
+its FLOPs, with totals against eager PyTorch (one kernel per torch op; views free). With
+``-v`` each kernel's torch ops are listed one per line with their source lines.
 
 ``-v`` lists the passes as they run (on stderr); ``-vv`` prints each pass's diff of the
 IR between ``>>> NNN_pass`` and ``<<< NNN_pass`` lines (on stdout, so
@@ -34,7 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deplodock.frontends.errors import UserInputError
-from deplodock.kernel_stats import KernelStats, format_table, program_stats
+from deplodock.kernel_stats import (
+    KernelStats,
+    OpStats,
+    eager_stats,
+    format_table,
+    origin_table,
+    program_stats,
+)
 from deplodock.pipeline import LEVELS, PassStep, level_of, lower
 
 EXIT_MISMATCH = 1
@@ -81,7 +91,9 @@ def _parser() -> argparse.ArgumentParser:
     compile_.add_argument(
         "--stats",
         action="store_true",
-        help="print each step's time, the peak memory and the op counts per level (stderr)",
+        help="print each step's time, the peak memory, the op counts per level and, at the "
+        "loop level, each kernel's torch ops, minimum traffic and FLOPs against eager "
+        "PyTorch (stderr; -v: each torch op's source line)",
     )
 
     run = commands.add_parser("run", help="compile, run on the GPU, compare with PyTorch")
@@ -114,7 +126,8 @@ class _Steps:
     rows: list[tuple[str, float, float]] = field(default_factory=list)  # name, s, RSS MB
     counts: list[tuple[str, Counter[str]]] = field(default_factory=list)  # level, ops
     kernels: list[KernelStats] | None = None  # the loop level, fused
-    unfused: list[KernelStats] | None = None  # the loop level right after lift-to-loop
+    eager: list[OpStats] | None = None  # one kernel per torch op (from right after lift)
+    origins: dict = field(default_factory=dict)  # torch op name -> Origin (provenance)
     title: str = ""
 
     @contextlib.contextmanager
@@ -237,7 +250,8 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
 
     def observer(step: PassStep) -> None:
         if stats and step.name == "lift-to-loop" and step.module is not None:
-            steps.unfused = program_stats(step.module)  # one kernel per tensor op
+            steps.eager = eager_stats(step.module)  # one kernel per torch op
+            steps.origins = origin_table(step.module)  # every op's provenance, before fusion
         if report is not None:
             report(step)
 
@@ -248,6 +262,7 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
             steps.counts.append((level, _op_counts(module, level)))
             if level == "loop":
                 steps.kernels = program_stats(module)
+                steps.origins = {**steps.origins, **origin_table(module)}
 
 
 def _op_counts(module, level: str) -> Counter[str]:
@@ -262,8 +277,9 @@ def _op_counts(module, level: str) -> Counter[str]:
     )
 
 
-def _print_stats(steps: _Steps) -> None:
-    """The --stats table, on stderr (stdout holds the IR)."""
+def _print_stats(steps: _Steps, verbose: bool = False) -> None:
+    """The --stats table, on stderr (stdout holds the IR); with -v each kernel's torch
+    ops one per line, with overload, source line and module."""
     out = sys.stderr
     print(f"deplodock stats: {steps.title}" if steps.title else "deplodock stats:", file=out)
     print(f"  {'step':<24} {'time':>9} {'peak RSS':>10}", file=out)
@@ -276,9 +292,11 @@ def _print_stats(steps: _Steps) -> None:
         for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
             print(f"  {n:>6}  {name}", file=out)
     if steps.kernels is not None:
-        print("loop kernels (minimum HBM traffic: each input read once, output written once)",
-              file=out)
-        print(format_table(steps.kernels, steps.unfused), file=out)
+        print(
+            "loop kernels (minimum HBM traffic: each input read once, output written once)",
+            file=out,
+        )
+        print(format_table(steps.kernels, steps.eager, steps.origins, verbose=verbose), file=out)
 
 
 def _compile(args: argparse.Namespace) -> int:
@@ -296,7 +314,7 @@ def _compile(args: argparse.Namespace) -> int:
     else:
         text = str(module) + "\n"
     if args.stats:
-        _print_stats(steps)
+        _print_stats(steps, verbose=args.verbose > 0)
     if args.output:
         Path(args.output).write_text(text)
     else:
