@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 import torch
 from xdsl.context import Context
@@ -9,6 +11,7 @@ from xdsl.dialects.builtin import Builtin, ModuleOp, TensorType, f32
 from xdsl.dialects.func import Func, FuncOp
 from xdsl.ir import Block
 from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from deplodock.dialects.torch import AtenOp, Torch
@@ -197,6 +200,21 @@ def test_source_location_skips_torch_frames() -> None:
     )
     assert source_location(trace) == "/home/u/model.py:12: return self.norm(x)"
     assert source_location(None) is None
+
+
+def test_location_names_the_module_and_line() -> None:
+    """Each torch op's MLIR location: the module it ran in, around the source line; it
+    prints only with debug info and parses back."""
+    src = "torch.relu(torch.nn.Linear(8, 4)(torch.randn(2, 8)))"
+    module = import_program(capture_expression(src).program).module
+    linear, relu = _aten_ops(module)
+    assert str(linear.location) == 'loc("m0"("<expression>":1:0))'  # the wrapper's m0
+    assert str(relu.location) == 'loc("<expression>":1:0)'  # the root module
+    assert "loc(" not in str(module)
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=True).print_op(module)
+    reparsed = _aten_ops(_parse(out.getvalue()))
+    assert [op.location for op in reparsed] == [linear.location, relu.location]
 
 
 # ------------------------------------------------------------------ text form

@@ -277,3 +277,13 @@ def test_llama_layer_eager_baseline(llama_layer) -> None:
     assert any(line.startswith("k_") and "q_proj" in line for line in lines)
     wide = format_table(program_stats(fused), eager, origin_table(lifted), verbose=True)
     assert "linear (aten.linear) modeling_llama.py:" in wide
+
+
+def test_a_gather_reads_only_its_rows() -> None:
+    """Minimum reads count what the loads reach: 8 rows of the table, not all 1000."""
+    src = "torch.nn.Embedding(1000, 64)(torch.randint(0, 1000, (1, 8)))"
+    _, lifted, fused = _lowered(src)
+    (stats,) = program_stats(fused)
+    assert stats.bytes_read == 8 * 64 * 4 + 8 * 8  # the rows, and the i64 ids
+    (embedding,) = eager_stats(lifted)
+    assert embedding.origin.op == "embedding" and embedding.bytes_read == stats.bytes_read

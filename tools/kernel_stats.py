@@ -8,7 +8,9 @@ Per kernel (``program_stats``):
   resolves them to their ATen overload, module and source line (`Origin`), from the
   locations the module's ops carry.
 - **reads / writes**: the minimum HBM traffic, every distinct input tensor read once and
-  every output written once: what a perfect schedule moves.
+  every output written once: what a perfect schedule moves. A tensor the kernel's loads
+  reach only in part (the rows a gather takes, a slice) counts those elements: the loads'
+  trip counts bound them.
 - **FLOPs**: the arithmetic the loop nest executes, each op times its trip count, plus one
   combine per iteration of each reduce loop (so a matmul is 2·M·N·K); casts, constants and
   index math are free. Recomputation that fusion accepted shows here.
@@ -111,6 +113,28 @@ def _distinct(values: Iterable[SSAValue]) -> list[SSAValue]:
     return list({id(v): v for v in values}.values())
 
 
+def _read_bytes(kernels: Sequence[KernelOp]) -> dict[int, int]:
+    """Bytes read of each input tensor (by id) of ``kernels``: the whole tensor once, or
+    what the loads can reach when that is less (the rows a gather takes, a slice). A
+    load reaches at most its trip count of elements; loads at the same index map reach
+    the same ones (a row read by two loops), so each distinct map counts once."""
+    whole: dict[int, int] = {}
+    reach: dict[tuple[int, str], int] = {}
+    for kernel in kernels:
+        for value, buf in zip(kernel.inputs, kernel.input_buffers, strict=True):
+            whole[id(value)] = tensor_bytes(value)
+            for use in buf.uses:
+                if isinstance(use.operation, LoadOp):
+                    load = use.operation
+                    key = (id(value), str(load.map.data))
+                    elements = _trips(load) * numpy_dtype(load.result.type).itemsize
+                    reach[key] = max(reach.get(key, 0), elements)
+    loaded: dict[int, int] = {}
+    for (value, _), n in reach.items():
+        loaded[value] = loaded.get(value, 0) + n
+    return {v: min(b, loaded.get(v, 0)) for v, b in whole.items()}
+
+
 @dataclass(frozen=True)
 class KernelStats:
     name: str
@@ -124,7 +148,7 @@ def kernel_stats(kernel: KernelOp) -> KernelStats:
     return KernelStats(
         name=kernel.sym_name.data,
         covers=covers(kernel),
-        bytes_read=sum(tensor_bytes(v) for v in _distinct(kernel.inputs)),
+        bytes_read=sum(_read_bytes([kernel]).values()),
         bytes_written=sum(tensor_bytes(v) for v in kernel.results),
         flops=flops(kernel),
     )
@@ -234,14 +258,13 @@ def eager_stats(lifted: ModuleOp) -> list[OpStats]:
             continue
         members = set(group)
         produced = {id(r) for k in group for r in k.results}
-        inputs = [v for k in group for v in k.inputs if id(v) not in produced]
         outputs = [
             r for k in group for r in k.results if any(u.operation not in members for u in r.uses)
         ]
         stats.append(
             OpStats(
                 origin,
-                sum(tensor_bytes(v) for v in _distinct(inputs)),
+                sum(b for v, b in _read_bytes(group).items() if v not in produced),
                 sum(tensor_bytes(v) for v in outputs),
                 sum(flops(k) for k in group),
                 view=False,
@@ -261,7 +284,15 @@ def _op_kind(origin: Origin) -> str:
 
 
 def _leaf(scope: str) -> str:
-    return scope.rsplit(".", 1)[-1]
+    """A module's short name: its attribute name, qualified by the index of the innermost
+    numbered container around it (``layers.3.self_attn.q_proj`` → ``3.q_proj``; the
+    layer itself ``layers.3``)."""
+    parts = scope.split(".")
+    numbered = [i for i, part in enumerate(parts) if part.isdigit()]
+    if not numbered or len(parts) == 1:
+        return parts[-1]
+    i = numbered[-1]
+    return ".".join(parts[-2:]) if i == len(parts) - 1 else f"{parts[i]}.{parts[-1]}"
 
 
 def _within(scope: str, module: str) -> bool:
