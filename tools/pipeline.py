@@ -31,9 +31,9 @@ PASSES_TO: dict[str, tuple[str, ...]] = {
     "tile": (
         "tileify",
         "cooperative-reduce",
+        "vectorize",
         "blockify-launch",
         "stage-inputs",
-        "vectorize",
         "mark-unroll",
     ),
     "kernel": ("materialize",),

@@ -10,6 +10,17 @@ into one ``V``-wide access (``vector_access`` in ``dialects/access.py`` says whi
     tile.strided_for %a = %t to 2048 step 256 {            // 8 scalar loads per thread
     tile.strided_for %a = %t to 2048 step 256 vector 4 {   // 2 float4 loads per thread
 
+An elementwise kernel has no loop to mark: its innermost axis ``%a`` (extent E) becomes
+an axis of groups, extent E / V, and the body moves into a one-trip vector loop over the
+group (``group_innermost_axis``), so ``blockify-launch`` then gives each thread a group::
+
+    axes(%a0 : 128 = free, %a1 : 5632 = free) { ..%x_b[0, %a0, %a1].. }
+    axes(%a0 : 128 = free, %a1_g : 1408 = free) {
+      tile.strided_for %a1 = %a1_g to 5632 step 5632 vector 4 { ..%x_b[0, %a0, %a1].. } }
+
+The pass runs before ``blockify-launch`` (which places the group axis) and before
+``stage-inputs`` (whose slab reads keep the contiguous indices they replace).
+
 The meaning is unchanged: the same iterations run, grouped differently among threads (a
 reduction adds its partial sums in another order, as any schedule change does).
 
@@ -27,9 +38,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.access import vector_access
@@ -78,6 +90,40 @@ def _moves_with(access: loop.LoadOp | loop.StoreOp, op: tile.StridedForOp) -> bo
     return any(v is op.induction_var for v in access.indices)
 
 
+def group_innermost_axis(kernel: tile.KernelOp, widths: tuple[int, ...]) -> tile.KernelOp | None:
+    """An elementwise kernel (free axes, no loops) whose last axis ``%a`` (extent E) every
+    moving access is contiguous in, rewritten so the axis counts groups of V: extent E / V
+    and the body inside ``tile.strided_for %a = %g to E step E vector V`` (one group per
+    iteration point). None when ``vector_width`` refuses the loop; ``kernel`` is untouched.
+    """
+    axes = kernel.axes
+    if not axes or any(binding != "free" for _, _, binding in axes):
+        return None
+    if any(isinstance(op, loop.ForOp | tile.StridedForOp) for op in kernel.body.walk()):
+        return None
+    candidate = kernel.clone()
+    group, extent, _ = candidate.axes[-1]
+    block = candidate.body.block
+    strided = tile.StridedForOp(group, extent, extent)
+    element = strided.induction_var
+    element.name_hint = group.name_hint
+    group.name_hint = f"{group.name_hint or 'a'}_g"
+    for op in list(block.ops):
+        op.detach()
+        strided.body.block.add_op(op)
+    group.replace_uses_with_if(element, lambda use: use.operation is not strided)
+    block.add_op(strided)
+    width = vector_width(strided, widths)
+    if width is None:
+        candidate.erase()
+        return None
+    strided.vector = IntAttr(width)
+    extents = [IntAttr(e) for _, e, _ in candidate.axes]
+    extents[-1] = IntAttr(extent // width)
+    candidate.extents = ArrayAttr(extents)
+    return candidate
+
+
 @dataclass(frozen=True)
 class Vectorize(ModulePass):
     """Set ``vector`` on the thread-strided loops of tile kernels that ``vector_width`` picks."""
@@ -88,8 +134,14 @@ class Vectorize(ModulePass):
     """Candidate widths, widest first; ``1`` alone turns the pass off."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for candidate in op.walk():
-            if isinstance(candidate, tile.StridedForOp):
-                width = vector_width(candidate, tuple(self.widths))
-                if width is not None:
-                    candidate.vector = IntAttr(width)
+        widths = tuple(self.widths)
+        for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
+            grouped = group_innermost_axis(kernel, widths)
+            if grouped is not None:
+                Rewriter.replace_op(kernel, grouped)
+                continue
+            for candidate in kernel.walk():
+                if isinstance(candidate, tile.StridedForOp):
+                    width = vector_width(candidate, widths)
+                    if width is not None:
+                        candidate.vector = IntAttr(width)
