@@ -4,6 +4,7 @@
     deplodock compile prog.mlir --ir cuda          # continue from a printed level
     deplodock compile tinyllama --layers 1 --seq 128 --ir tensor --stats
     deplodock run -c "torch.nn.Softmax(dim=-1)(torch.randn(1,28,2048,2048))"
+    deplodock bench --filter rmsnorm --out bench-results   # see deplodock.bench
 
 The program is an expression (``-c``), an .mlir file of any level, or a model: a built-in
 name or hub id (``tinyllama``, ``Qwen/Qwen2.5-7B``) or a local directory with a
@@ -109,6 +110,15 @@ def _parser() -> argparse.ArgumentParser:
         "--no-gpu-ok",
         action="store_true",
         help="exit 0 rather than 2 when there is no GPU (compile-only machines, CI)",
+    )
+
+    from deplodock.bench import add_arguments as add_bench_arguments
+
+    add_bench_arguments(
+        commands.add_parser(
+            "bench",
+            help="time the benchmark cases against eager and torch.compile; write a report",
+        )
     )
     return parser
 
@@ -358,6 +368,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from deplodock.backends.cuda.driver import gpu_available
     from deplodock.backends.cuda.runtime import CompiledProgram
+    from deplodock.reference import fresh_inputs, output_error
 
     steps = _steps(args)
     module, captured = _load(args, steps, device="cpu")
@@ -378,25 +389,19 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0 if args.no_gpu_ok else EXIT_NO_GPU
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
-    inputs, user_inputs, reference = _fresh_inputs(captured, program.func, seed)
+    inputs, user_inputs, reference = fresh_inputs(captured, program.func, seed)
     got = program(*inputs)
     want = reference()
     torch.cuda.synchronize()
     print(f"  inputs: fresh random (seed {seed}); parameters re-drawn at random")
     worst = 0.0
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
-        err = (g.double() - w.double()).abs()
-        max_abs = err.max().item() if err.numel() else 0.0
-        scale = w.double().abs().max().item() if w.numel() else 1.0
-        rel = max_abs / scale if scale > 0 else max_abs
-        unwritten = torch.isnan(g).sum().item() - torch.isnan(w).sum().item()
-        if unwritten > 0:
-            rel = float("inf")
-        worst = max(worst, rel)
-        verdict = "OK" if rel <= args.rtol else "MISMATCH"
+        error = output_error(g, w)
+        worst = max(worst, error.max_rel)
+        verdict = "OK" if error.ok(args.rtol) else "MISMATCH"
         print(
-            f"  output {i}: {tuple(g.shape)} {g.dtype}: max abs err {max_abs:.3e}, "
-            f"max rel err {rel:.3e} (rtol {args.rtol:g}) {verdict}"
+            f"  output {i}: {error.shape} {error.dtype}: max abs err {error.max_abs:.3e}, "
+            f"max rel err {error.max_rel:.3e} (rtol {args.rtol:g}) {verdict}"
         )
     if args.bench and worst <= args.rtol:
         _bench(program, inputs, user_inputs, captured.module, reference)
@@ -429,53 +434,17 @@ def _bench(program, inputs, user_inputs, model, reference) -> None:
         )
 
 
-def _fresh_inputs(captured, func, seed: int):
-    """Random user inputs and parameters on the GPU, plus a closure computing eager's result.
+def _bench_command(args: argparse.Namespace) -> int:
+    from deplodock.bench import run_bench
 
-    Parameters are re-drawn too: a weight of all ones (RMSNorm's default) would hide a
-    kernel that reads the wrong weight element.
-    """
-    import torch
-
-    from deplodock.frontends.export import graph_inputs
-
-    gen = torch.Generator().manual_seed(seed)
-    model = captured.module.to("cuda")
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen, dtype=p.dtype))
-    users = iter(
-        torch.randn(t.shape, generator=gen, dtype=t.dtype).to("cuda")
-        if t.dtype.is_floating_point
-        else t.to("cuda")
-        for t in captured.example_inputs
-    )
-    user_inputs: list = []
-    args = []
-    for spec in graph_inputs(func):
-        if spec.kind == "input":
-            tensor = next(users)
-            user_inputs.append(tensor)
-        elif spec.kind == "param":
-            tensor = model.get_parameter(spec.target).detach()
-        elif spec.kind == "buffer":
-            tensor = model.get_buffer(spec.target)
-        else:
-            tensor = captured.program.constants[spec.target].to("cuda")
-        args.append(tensor.contiguous())
-
-    def reference():
-        with torch.no_grad():
-            out = model(*user_inputs)
-        return list(out) if isinstance(out, tuple | list) else [out]
-
-    return args, user_inputs, reference
+    return run_bench(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # bench's report quotes it
     try:
-        return {"compile": _compile, "run": _run}[args.command](args)
+        return {"compile": _compile, "run": _run, "bench": _bench_command}[args.command](args)
     except UserInputError as error:
         print(f"deplodock: error: {error}", file=sys.stderr)
         return 1

@@ -1,0 +1,719 @@
+"""``deplodock bench``: every benchmark case, timed against PyTorch, in one report.
+
+    deplodock bench                                   # all cases → bench-results/
+    deplodock bench --filter rmsnorm --rounds 50      # a name piece, a glob or a group
+    deplodock bench --list                            # the cases, with traffic and FLOPs
+
+The cases are ``deplodock.bench_cases``. Per case, in one process and one run:
+
+1. **compile**: capture with ``torch.export``, import, lower to the kernel level, emit
+   CUDA and compile it with NVRTC (``CompiledProgram``). A failure is reported as the
+   case's result and the run goes on.
+2. **check**: fresh random inputs and re-drawn parameters on the GPU
+   (``deplodock.reference``), deplodock's outputs poisoned with NaN before it runs,
+   compared with PyTorch eager: max |got - want| / max |want| per output, tolerance
+   ``--rtol`` (1e-5, fp32). A case that fails is reported and not timed.
+3. **time**: ``time_graphs`` (CUDA graphs of ``--calls`` back-to-back calls, ``--rounds``
+   rounds interleaved between deplodock, eager and torch.compile); the report gives the
+   median and [p10, p90] of the per-call time. torch.compile is the default mode, with
+   ``dynamic=False`` and ``torch._dynamo.reset()`` before each case, so every case gets a
+   kernel specialised to its shapes (otherwise dynamo's automatic dynamic shapes would
+   recompile later cases of the same module class with symbolic sizes, and its
+   recompile limit would stop compiling them at all).
+
+Achieved bandwidth is the case's minimum traffic (every input and parameter read once,
+every output written once) over deplodock's median time, and is shown as a fraction of
+the machine's copy bandwidth: ``H200_COPY_BANDWIDTH`` on an H200, otherwise the
+device-to-device copy this run measures (``--no-copy`` skips that measurement). The
+calls of a graph run back to back, so a case whose data fits in L2 (50 MB on the H200)
+is measured warm and may exceed the copy bandwidth: that is the figure for a kernel that
+runs right after its producer, not an HBM-bound one.
+
+The report (``--out``, default ``bench-results/``): ``results.md`` (environment,
+geomean speedups overall and per group, one row per case, failures), ``results.json``
+(every raw number, every round), ``results.png`` (speedup over torch.compile per case,
+log scale) when matplotlib is installed. It is rewritten after every case, marked partial
+and without the chart, so a run cut short keeps what it measured. Without a GPU every
+selected case is still compiled with NVRTC; nothing is timed, no report is written, and
+the exit status is 2 (0 with ``--no-gpu-ok``). Otherwise the exit status is 0 when every
+case compiled, matched and was timed, 1 when any failed.
+
+This module imports torch only where it measures, so the ``deplodock`` parser and the
+report writer stay light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deplodock.bench_cases import GROUPS, Case, select
+from deplodock.frontends.errors import UserInputError
+
+H200_COPY_BANDWIDTH = 4.25e12
+"""Bytes per second (read + write counted) of a large device-to-device copy on the
+project's H200, measured with CUDA graphs on 2026-11-29 (README, "Results": the seed
+softmax's 221 µs floor for 2 × 470 MB). The yardstick for "% of copy bandwidth"."""
+
+COPY_BYTES = 1 << 30  # the measured copy: 1 GiB read and 1 GiB written, far beyond L2
+DEFAULT_OUT = "bench-results"
+CANDIDATES = ("deplodock", "eager", "torch.compile")
+BASELINES = ("eager", "torch.compile")
+
+EXIT_FAILED = 1
+EXIT_NO_GPU = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--filter",
+        action="append",
+        metavar="PATTERN",
+        help="only cases whose group is PATTERN, whose name matches the glob PATTERN or "
+        "contains it; comma-separated or repeated for several",
+    )
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, help=f"the report's folder (default {DEFAULT_OUT}/)"
+    )
+    parser.add_argument("--rounds", type=int, default=30, help="timed rounds per case (default 30)")
+    parser.add_argument(
+        "--calls", type=int, default=20, help="calls per CUDA graph, per round (default 20)"
+    )
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--rtol", type=float, default=1e-5, help="max |got-want| / max |want|")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the random inputs")
+    parser.add_argument("--arch", default="sm_90", help="CUDA architecture (default sm_90)")
+    parser.add_argument(
+        "--no-copy",
+        action="store_true",
+        help="do not measure the device-to-device copy bandwidth in this run",
+    )
+    parser.add_argument(
+        "--no-gpu-ok",
+        action="store_true",
+        help="exit 0 rather than 2 when there is no GPU (compile only)",
+    )
+
+
+# ------------------------------------------------------------------- results
+
+
+@dataclass
+class CaseResult:
+    """One case's outcome: what it is, how it compiled, its errors and its rounds."""
+
+    name: str
+    group: str
+    shape: str
+    traffic_bytes: int
+    flops: int
+    flops_rule: str = ""
+    status: str = "pending"  # ok | compiled (no GPU) | compile failed | mismatch | error
+    error: str = ""
+    compile_s: float = 0.0
+    kernels: list[dict[str, Any]] = field(default_factory=list)
+    seed: int | None = None
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # per output: errors
+    max_rel_err: float | None = None
+    timings: dict[str, list[float]] = field(default_factory=dict)  # candidate → rounds, µs
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, case: Case) -> CaseResult:
+        return cls(
+            case.name, case.group, case.shape, case.traffic_bytes, case.flops, case.flops_rule
+        )
+
+    def median(self, candidate: str) -> float | None:
+        rounds = self.timings.get(candidate)
+        return _stats(rounds)[0] if rounds else None
+
+    def speedup(self, baseline: str) -> float | None:
+        ours, theirs = self.median("deplodock"), self.median(baseline)
+        return theirs / ours if ours and theirs else None
+
+    def bandwidth(self) -> float | None:
+        """Achieved bytes per second: minimum traffic over deplodock's median time."""
+        ours = self.median("deplodock")
+        return self.traffic_bytes / (ours * 1e-6) if ours else None
+
+
+def _stats(rounds_us: Sequence[float]) -> tuple[float, float, float]:
+    """(median, p10, p90), exactly as ``Timing`` reports them."""
+    ordered = sorted(rounds_us)
+    n = len(ordered)
+    middle = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return middle, ordered[n // 10], ordered[-1 - n // 10]
+
+
+def geomean(values: Sequence[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def geomean_speedups(results: Sequence[CaseResult]) -> dict[str, dict[str, Any]]:
+    """Geometric-mean speedup of deplodock over each baseline, overall and per group,
+    over the cases timed against that baseline."""
+
+    def summary(rows: Sequence[CaseResult]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for baseline in BASELINES:
+            speedups = [s for r in rows if (s := r.speedup(baseline)) is not None]
+            out[baseline] = {"geomean": geomean(speedups), "cases": len(speedups)}
+        return out
+
+    groups = [g for g in GROUPS if any(r.group == g for r in results)]
+    groups += sorted({r.group for r in results} - set(groups))
+    return {
+        "overall": summary(results),
+        **{g: summary([r for r in results if r.group == g]) for g in groups},
+    }
+
+
+# -------------------------------------------------------------------- report
+
+
+def _us(rounds: Sequence[float] | None) -> str:
+    if not rounds:
+        return "—"
+    median, lo, hi = _stats(rounds)
+    return f"{median:.1f} [{lo:.1f}, {hi:.1f}]"
+
+
+def _times(x: float | None) -> str:
+    return f"{x:.2f}×" if x is not None else "—"
+
+
+def _size(n: float) -> str:
+    for prefix in ("", "K", "M", "G", "T"):
+        if abs(n) < 1000 or prefix == "T":
+            return f"{n:.0f} B" if not prefix else f"{n:.1f} {prefix}B"
+        n /= 1000
+    raise AssertionError
+
+
+def reference_bandwidth(env: dict[str, Any]) -> tuple[float | None, str]:
+    """The copy bandwidth "% of copy" is taken against, and where it comes from."""
+    if "H200" in str(env.get("gpu", "")):
+        return H200_COPY_BANDWIDTH, "H200_COPY_BANDWIDTH (4.25 TB/s, measured 2026-11-29)"
+    measured = (env.get("copy") or {}).get("bandwidth")
+    if measured:
+        return measured, "the device-to-device copy measured in this run"
+    return None, "none (not an H200, copy not measured)"
+
+
+def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
+    reference, basis = reference_bandwidth(env)
+    rounds, calls = env.get("rounds"), env.get("calls")
+    lines = [
+        "# deplodock bench",
+        "",
+        *([f"**Partial report: {env['partial']}.**", ""] if env.get("partial") else []),
+        f"- date: {env.get('date', '?')}",
+        f"- GPU: {env.get('gpu', '?')}; torch {env.get('torch', '?')}"
+        f" (CUDA {env.get('cuda', '?')}), NVRTC {env.get('nvrtc', '?')}, "
+        f"Python {env.get('python', '?')}",
+        f"- command: `{env.get('command', '?')}`",
+        f"- commit: {env.get('commit', '?')}",
+        f"- method: fp32; fresh random inputs and parameters (seed {env.get('seed', '?')}); "
+        f"max rel err = max |deplodock − eager| / max |eager|, tolerance "
+        f"{env.get('rtol', '?'):g}; GPU time per call from CUDA graphs of {calls} calls, "
+        f"median of {rounds} interleaved rounds [p10, p90], in µs; speedup = baseline "
+        "median / deplodock median; GB/s = minimum traffic (inputs and parameters read "
+        "once, outputs written once) / deplodock median (calls run back to back, so a "
+        "case whose data fits in L2 is measured warm and can exceed the copy bandwidth)",
+        f"- copy bandwidth for %: {basis}",
+    ]
+    if env.get("copy_error"):
+        lines.append(f"- device-to-device copy not measured: {_one_line(env['copy_error'])}")
+    copy = env.get("copy")
+    if copy:
+        lines.append(
+            f"- measured this run: device-to-device copy of {_size(copy['bytes'] / 2)}, "
+            f"{copy['bandwidth'] / 1e12:.2f} TB/s (read + write, median of rounds)"
+        )
+    lines += ["", "## Geomean speedup of deplodock", ""]
+    lines += ["| group | vs eager | vs torch.compile |", "| --- | --- | --- |"]
+    for group, summary in geomean_speedups(results).items():
+        cells = [
+            f"{_times(summary[b]['geomean'])} ({summary[b]['cases']} cases)" for b in BASELINES
+        ]
+        lines.append(f"| {group} | {' | '.join(cells)} |")
+    lines += [
+        "",
+        "## Cases",
+        "",
+        "| case | group | shape | deplodock µs | eager µs | torch.compile µs | vs eager "
+        "| vs torch.compile | GB/s | % copy BW | max rel err |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in results:
+        bw = r.bandwidth()
+        ours = _us(r.timings.get("deplodock")) if r.status == "ok" else f"**{r.status}**"
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    f"`{r.name}`",
+                    r.group,
+                    r.shape,
+                    ours,
+                    _us(r.timings.get("eager")),
+                    _us(r.timings.get("torch.compile")),
+                    _times(r.speedup("eager")),
+                    _times(r.speedup("torch.compile")),
+                    f"{bw / 1e9:.0f}" if bw else "—",
+                    f"{100 * bw / reference:.0f}%" if bw and reference else "—",
+                    f"{r.max_rel_err:.1e}" if r.max_rel_err is not None else "—",
+                ]
+            )
+            + " |"
+        )
+    failed = [r for r in results if r.status != "ok"]
+    if failed:
+        lines += ["", "## Failures", ""]
+        for r in failed:
+            lines.append(f"- `{r.name}`: {r.status}: {_one_line(r.error)}")
+    noted = [r for r in results if r.notes]
+    if noted:
+        lines += ["", "## Notes", ""]
+        for r in noted:
+            lines += [f"- `{r.name}`: {_one_line(note)}" for note in r.notes]
+    chart = env.get("chart")
+    if chart == "results.png":
+        lines += ["", "![speedup over torch.compile per case](results.png)"]
+    elif chart:
+        lines += ["", f"({chart})"]
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str, limit: int = 600) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no inf or NaN: they become the strings "inf", "-inf", "nan"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def results_json(results: Sequence[CaseResult], env: dict[str, Any]) -> dict[str, Any]:
+    reference, basis = reference_bandwidth(env)
+    cases = []
+    for r in results:
+        row = asdict(r)
+        row["summary"] = {
+            name: dict(zip(("median_us", "p10_us", "p90_us"), _stats(rounds), strict=True))
+            for name, rounds in r.timings.items()
+        }
+        row["speedup"] = {b: r.speedup(b) for b in BASELINES}
+        bw = r.bandwidth()
+        row["bandwidth_Bps"] = bw
+        row["copy_fraction"] = bw / reference if bw and reference else None
+        cases.append(row)
+    return _finite(
+        {
+            "environment": env,
+            "copy_bandwidth": {"reference_Bps": reference, "basis": basis},
+            "geomean_speedup": geomean_speedups(results),
+            "cases": cases,
+        }
+    )
+
+
+def write_chart(results: Sequence[CaseResult], path: Path) -> str | None:
+    """results.png, the speedup over torch.compile per case on a log scale; else why not
+    (matplotlib missing, nothing timed against torch.compile, matplotlib failing)."""
+    rows = [(r.name, r.group, s) for r in results if (s := r.speedup("torch.compile"))]
+    if not rows:
+        return "no case was timed against torch.compile"
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed"
+    try:
+        _draw(plt, rows, path)
+    except Exception as error:  # an optional chart never costs the measured numbers
+        path.unlink(missing_ok=True)
+        return f"matplotlib failed: {_describe(error)}"
+    return None
+
+
+def _draw(plt, rows: Sequence[tuple[str, str, float]], path: Path) -> None:
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    groups = list(dict.fromkeys(g for _, g, _ in rows))
+    colours = {g: f"C{i}" for i, g in enumerate(groups)}
+    speedups = [s for _, _, s in rows]
+    fig, ax = plt.subplots(figsize=(9, 0.3 * len(rows) + 1.5))
+    y = list(range(len(rows)))[::-1]
+    # Bars start at 1×: right of the line deplodock is faster, left of it slower.
+    ax.barh(y, [s - 1 for s in speedups], left=1, color=[colours[g] for _, g, _ in rows])
+    for yi, s in zip(y, speedups, strict=True):
+        ax.text(
+            s,
+            yi,
+            f" {s:.2f}× ",
+            va="center",
+            ha="left" if s >= 1 else "right",
+            fontsize=7,
+        )
+    ax.set_yticks(y, [n for n, _, _ in rows], fontsize=8)
+    ax.set_xscale("log")
+    reach = max(max(speedups), 1 / min(speedups), 1.25) * 1.6
+    ax.set_xlim(1 / reach, reach)
+    ticks = [2.0**k for k in range(-8, 9) if 1 / reach <= 2.0**k <= reach]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([f"{t:g}×" for t in ticks])
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("speedup over torch.compile, median GPU time (right of 1×: deplodock faster)")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[g]) for g in groups]
+    ax.legend(handles, groups, loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_report(
+    results: Sequence[CaseResult], env: dict[str, Any], out: Path, partial: str | None = None
+) -> dict[str, Any]:
+    """Write results.json, results.png (with matplotlib) and results.md under ``out``;
+    the paths written (``png`` None when the chart was not) and, if not, why not.
+    ``partial`` ("3 of 24") marks a report written while the run goes on (no chart)."""
+    out.mkdir(parents=True, exist_ok=True)
+    md, js, png = out / "results.md", out / "results.json", out / "results.png"
+    if partial:
+        env = {**env, "partial": f"{partial} cases so far; the run did not finish"}
+    js.write_text(json.dumps(results_json(results, env), indent=1) + "\n")  # numbers first
+    png.unlink(missing_ok=True)  # never leave an older run's chart beside new numbers
+    skipped = write_chart(results, png) if not partial else "the run did not finish"
+    chart = f"results.png not written: {skipped}" if skipped else "results.png"
+    md.write_text(format_markdown(results, {**env, "chart": chart}))
+    return {"md": md, "json": js, "png": None if skipped else png, "chart": chart}
+
+
+# ------------------------------------------------------------------ the command
+
+
+def format_listing(cases: Sequence[Case]) -> str:
+    width = max(len(c.name) for c in cases)
+    lines = [f"{'case':<{width}}  {'group':<13} {'traffic':>9} {'MFLOP':>9}  shape"]
+    for c in cases:
+        lines.append(
+            f"{c.name:<{width}}  {c.group:<13} {_size(c.traffic_bytes):>9} "
+            f"{c.flops / 1e6:>9.1f}  {c.shape}"
+        )
+    return "\n".join(lines)
+
+
+class _Progress:
+    """One line per finished case; a tqdm bar above them when tqdm is installed and
+    stderr is a terminal (a bar in a log file is noise)."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.bar = total, 0, None
+        if sys.stderr.isatty():
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, file=sys.stderr, unit="case", leave=False)
+            except ImportError:
+                pass
+
+    def start(self, name: str) -> None:
+        if self.bar is not None:
+            self.bar.set_description(name)
+
+    def finish(self, line: str) -> None:
+        self.done += 1
+        text = f"[{self.done:>{len(str(self.total))}}/{self.total}] {line}"
+        if self.bar is not None:
+            self.bar.write(text)
+            self.bar.update()
+        else:
+            print(text, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _case_line(r: CaseResult, reference: float | None) -> str:
+    head = f"{r.name}: {r.status}"
+    if r.status == "compiled":
+        n = len(r.kernels)
+        return f"{head} ({n} kernel{'s' if n != 1 else ''}, {r.compile_s:.1f} s)"
+    if r.status != "ok":
+        return f"{head}: {_one_line(r.error, 300)}"
+    parts = [f"{name} {r.median(name):.1f} µs" for name in CANDIDATES if r.timings.get(name)]
+    speed = ", ".join(f"{s:.2f}× {b}" for b in BASELINES if (s := r.speedup(b)) is not None)
+    bw = r.bandwidth()
+    share = f" ({100 * bw / reference:.0f}% of copy)" if bw and reference else ""
+    return (
+        f"{head}, max rel err {r.max_rel_err:.1e}; {'; '.join(parts)}; {speed}; "
+        f"{bw / 1e9:.0f} GB/s{share}"
+    )
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, UserInputError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
+def _compile_case(case: Case, arch: str, result: CaseResult):
+    """(captured program, CompiledProgram), or (None, None) with the failure recorded."""
+    from deplodock.backends.cuda.runtime import CompiledProgram
+    from deplodock.frontends.export import import_program
+    from deplodock.pipeline import lower
+
+    started = time.perf_counter()
+    try:
+        captured = case.build()
+        module = import_program(captured.program).module
+        lower(module, to="kernel")
+        program = CompiledProgram(module, arch=arch)
+    except Exception as error:
+        result.status, result.error = "compile failed", _describe(error)
+        return None, None
+    finally:
+        result.compile_s = time.perf_counter() - started
+    for k in program.kernels:
+        res = program.resources.get(k.sym_name.data)
+        result.kernels.append(
+            {
+                "name": k.sym_name.data,
+                "grid": list(k.grid_shape),
+                "block": list(k.block_shape),
+                **(
+                    {
+                        "registers": res.registers,
+                        "shared_bytes": res.shared_bytes,
+                        "spill_stores": res.spill_stores,
+                        "spill_loads": res.spill_loads,
+                    }
+                    if res
+                    else {}
+                ),
+            }
+        )
+    result.status = "compiled"
+    return captured, program
+
+
+def _measure_case(captured, program, result: CaseResult, args) -> None:
+    """Check deplodock against eager on fresh inputs; if it matches, time all three."""
+    import torch
+
+    from deplodock.backends.cuda.timing import time_graphs
+    from deplodock.reference import fresh_inputs, output_error
+
+    inputs, user_inputs, reference = fresh_inputs(captured, program.func, result.seed)
+    got = program(*inputs)
+    want = reference()
+    torch.cuda.synchronize()
+    errors = [output_error(g, w) for g, w in zip(got, want, strict=True)]
+    del got, want
+    result.outputs = [asdict(e) for e in errors]
+    result.max_rel_err = max((e.max_rel for e in errors), default=0.0)
+    if not all(e.ok(args.rtol) for e in errors):
+        result.status = "mismatch"
+        result.error = f"max rel err {result.max_rel_err:.3e} > rtol {args.rtol:g}; not timed"
+        return
+    candidates = {"deplodock": lambda: program(*inputs, poison=False), "eager": reference}
+    torch._dynamo.reset()
+    compiled = torch.compile(captured.module, dynamic=False)
+    try:
+        with torch.no_grad():
+            compiled(*user_inputs)
+        torch.cuda.synchronize()
+        candidates["torch.compile"] = lambda: compiled(*user_inputs)
+    except Exception as error:
+        result.notes.append(f"torch.compile failed, not timed: {_describe(error)}")
+    with torch.no_grad():
+        timings = time_graphs(candidates, rounds=args.rounds, calls=args.calls)
+    result.timings = {name: list(t.rounds_us) for name, t in timings.items()}
+    result.status = "ok"
+
+
+def _measure_copy(args) -> dict[str, Any]:
+    """Bandwidth of a large device-to-device copy, read + write, timed like the cases."""
+    import torch
+
+    from deplodock.backends.cuda.timing import time_graphs
+
+    src = torch.randn(COPY_BYTES // 4, device="cuda")
+    dst = torch.empty_like(src)
+    timing = time_graphs({"copy": lambda: dst.copy_(src)}, rounds=args.rounds, calls=args.calls)
+    rounds = list(timing["copy"].rounds_us)
+    return {
+        "bytes": 2 * COPY_BYTES,
+        "rounds_us": rounds,
+        "bandwidth": 2 * COPY_BYTES / (_stats(rounds)[0] * 1e-6),
+    }
+
+
+def _commit() -> str:
+    """$DEPLODOCK_COMMIT when set (a copied tree has no .git); else the git commit of
+    the current folder or of this package's, "+ uncommitted changes" when it has them."""
+    if os.environ.get("DEPLODOCK_COMMIT"):
+        return os.environ["DEPLODOCK_COMMIT"]
+    for where in (Path.cwd(), Path(__file__).resolve().parent):
+        try:
+            head = subprocess.run(
+                ["git", "rev-parse", "HEAD"],
+                cwd=where,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+            if head.returncode != 0:
+                continue
+            dirty = subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                cwd=where,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+            suffix = " (+ uncommitted changes)" if dirty.stdout.strip() else ""
+            return head.stdout.strip() + suffix
+        except (OSError, subprocess.SubprocessError):
+            continue
+    return "unknown (not a git checkout; set DEPLODOCK_COMMIT)"
+
+
+def _environment(args, gpu: bool) -> dict[str, Any]:
+    import torch
+
+    from deplodock.backends.cuda.nvrtc import nvrtc_version
+
+    argv = getattr(args, "argv", None)
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "gpu": torch.cuda.get_device_name() if gpu else "none",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "nvrtc": ".".join(map(str, nvrtc_version())),
+        "python": platform.python_version(),
+        "command": shlex.join(["deplodock", *argv]) if argv is not None else "deplodock bench",
+        "commit": _commit(),
+        "arch": args.arch,
+        "rounds": args.rounds,
+        "calls": args.calls,
+        "rtol": args.rtol,
+        "seed": args.seed,
+    }
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    cases = select(args.filter)
+    if not cases:
+        raise UserInputError(
+            f"no case matches {', '.join(args.filter)}; `deplodock bench --list` lists them"
+        )
+    if args.list:
+        print(format_listing(cases))
+        return 0
+    if args.rounds < 1 or args.calls < 1:
+        raise UserInputError("--rounds and --calls must be at least 1")
+
+    from deplodock.backends.cuda.driver import gpu_available
+
+    gpu = gpu_available()
+    if args.seed is None:
+        args.seed = int.from_bytes(os.urandom(4), "little")
+    env = _environment(args, gpu)
+    if gpu:
+        print(f"deplodock bench: {len(cases)} cases on {env['gpu']} (seed {args.seed})")
+        if not args.no_copy:
+            try:
+                env["copy"] = _measure_copy(args)
+                print(f"device-to-device copy: {env['copy']['bandwidth'] / 1e12:.2f} TB/s")
+            except Exception as error:
+                env["copy_error"] = _describe(error)
+                print(f"device-to-device copy not measured: {env['copy_error']}")
+            _free_gpu_memory()
+    else:
+        print(f"deplodock bench: {len(cases)} cases, compile only (no GPU)")
+    reference, _ = reference_bandwidth(env)
+
+    results: list[CaseResult] = []
+    progress = _Progress(len(cases))
+    for index, case in enumerate(cases):
+        progress.start(case.name)
+        result = CaseResult.of(case)
+        result.seed = (args.seed + index * 7919) % (1 << 32) if gpu else None
+        captured, program = _compile_case(case, args.arch, result)
+        if gpu and program is not None:
+            try:
+                _measure_case(captured, program, result, args)
+            except Exception as error:
+                result.status, result.error = "error", _describe(error)
+            finally:
+                del captured, program
+                _free_gpu_memory()
+        results.append(result)
+        progress.finish(_case_line(result, reference))
+        if gpu:  # what is measured survives a run cut short
+            write_report(results, env, Path(args.out), partial=f"{len(results)} of {len(cases)}")
+    progress.close()
+
+    failed = [r for r in results if r.status not in ("ok", "compiled")]
+    if not gpu:
+        print(
+            f"deplodock: no CUDA GPU on this machine: compiled {len(results) - len(failed)} "
+            f"of {len(results)} cases for {args.arch} with NVRTC; nothing was timed and no "
+            "report was written",
+            file=sys.stderr,
+        )
+        if not args.no_gpu_ok:
+            return EXIT_NO_GPU
+        return EXIT_FAILED if failed else 0
+
+    paths = write_report(results, env, Path(args.out))
+    for group, summary in geomean_speedups(results).items():
+        cells = ", ".join(
+            f"{_times(summary[b]['geomean'])} vs {b} ({summary[b]['cases']})" for b in BASELINES
+        )
+        print(f"geomean {group}: {cells}")
+    written = [str(paths[k]) for k in ("md", "json", "png") if paths[k] is not None]
+    print(f"report: {', '.join(written)}")
+    if paths["png"] is None:
+        print(f"({paths['chart']})")
+    if failed:
+        print(f"{len(failed)} of {len(results)} cases failed: {', '.join(r.name for r in failed)}")
+    return EXIT_FAILED if failed else 0
+
+
+def _free_gpu_memory() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    try:
+        torch.cuda.empty_cache()
+    except Exception:  # a sticky CUDA error: the next case reports it, the report is kept
+        pass
