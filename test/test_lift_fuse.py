@@ -315,6 +315,39 @@ func.func @forward(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64
 """
 
 
+# An outer difference of row sums (the shape of an attention mask built from sequence ids)
+# read by two kernels: it expands 32 bytes into 256 and reads only a reduction's result,
+# so each reader gets its own copy while the sum stays one kernel.
+SHARED_EXPANSION = """
+func.func @forward(%x: tensor<8x16xf32>, %a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %s = ten.reduce add %x dims [1] : tensor<8x16xf32> -> tensor<8xf32>
+  %si = ten.index_map %s (d0, d1) -> (d0) : tensor<8xf32> -> tensor<8x8xf32>
+  %sj = ten.index_map %s (d0, d1) -> (d1) : tensor<8xf32> -> tensor<8x8xf32>
+  %m = ten.map(%si, %sj) : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %v = arith.subf %p, %q : f32
+    ten.yield %v : f32
+  }
+  %y1 = ten.map(%m, %a) : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %v = arith.mulf %p, %q : f32
+    ten.yield %v : f32
+  }
+  %y2 = ten.map(%m, %b) : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %v = arith.addf %p, %q : f32
+    ten.yield %v : f32
+  }
+  func.return %y1, %y2 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+"""
+
+
+def _outer_difference(x):
+    s = x.sum(1)
+    return s[:, None] - s[None, :]
+
+
 # exp(sum(x)) read by two kernels: copying it would compute the reduction twice.
 SHARED_REDUCTION = """
 func.func @forward(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
@@ -361,6 +394,11 @@ CASES = {
     "column_sum": (COLUMN_SUM, [(16, 32)], lambda x: [x - x.sum(0)]),
     "broadcast_expensive": (BROADCAST_EXPENSIVE, [(32,), (64, 32)], lambda v, x: [x + _f(v)]),
     "weight_prologue": (WEIGHT_PROLOGUE, [(64, 64), (64, 64)], lambda x, w: [x @ _f(w)]),
+    "shared_expansion": (
+        SHARED_EXPANSION,
+        [(8, 16), (8, 8), (8, 8)],
+        lambda x, a, b: [_outer_difference(x) * a, _outer_difference(x) + b],
+    ),
     "shared_reduction": (
         SHARED_REDUCTION,
         [(4, 8)],
@@ -589,6 +627,16 @@ def test_refused_shared_reduction() -> None:
     why = "@k_n not fused: it has other users, and copying it would compute its reduction twice"
     assert refused == [f"@k_r1: {why}", f"@k_r2: {why}"]
     assert [k.sym_name.data for k in kernels(module)] == ["k_n", "k_r1", "k_r2"]
+
+
+def test_shared_expansion_is_copied() -> None:
+    """A cheap producer that expands a reduction's result is copied into each reader."""
+    module, refused = fused(SHARED_EXPANSION)
+    why = "@k_s not fused: its reductions would run 9x as often (limit 1x)"
+    assert refused == [f"@k_y1: {why}", f"@k_y2: {why}"]
+    names = [k.sym_name.data for k in kernels(module)]
+    assert names == ["k_s", "k_y1", "k_y2"]
+    assert str(module).count("arith.subf") == 2
 
 
 def test_fusion_cost_reports_the_ratio() -> None:

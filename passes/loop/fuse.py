@@ -608,14 +608,9 @@ def is_arithmetic(op: Operation) -> bool:
     )
 
 
-def arithmetic_work(kernel: KernelOp) -> tuple[int, int]:
-    """(executed, necessary) arithmetic: each op times its trip count, and times only the
-    extents of the loops its value depends on (what it would cost computed once per point).
-
-    The gap is recomputation: an op left inside a loop it does not depend on because a
-    loop it does depend on is nested there (a prologue inside a matmul's K loop reruns per
-    output column).
-    """
+def dependences(kernel: KernelOp) -> dict[Operation, frozenset[ForOp]]:
+    """For each op of ``kernel``, the loops whose induction variables its value depends on
+    (through its operands, transitively; a reduce loop's result not on the loop itself)."""
     depends: dict[Operation, frozenset[ForOp]] = {}
 
     def of(value: SSAValue) -> frozenset[ForOp]:
@@ -625,17 +620,30 @@ def arithmetic_work(kernel: KernelOp) -> tuple[int, int]:
         loop = owner.parent_op()
         return frozenset([loop]) if isinstance(loop, ForOp) else frozenset()
 
-    executed = necessary = 0
     for op in kernel.walk():
-        if op is kernel:
-            continue
-        depends[op] = frozenset().union(*(of(v) for v in external_operands(op)))
+        if op is not kernel:
+            depends[op] = frozenset().union(*(of(v) for v in external_operands(op)))
+    return depends
+
+
+def points(loops: Iterable[ForOp]) -> int:
+    """Iterations of a set of loops together: the product of their extents."""
+    return math.prod(loop.extent for loop in loops)
+
+
+def arithmetic_work(kernel: KernelOp) -> tuple[int, int]:
+    """(executed, necessary) arithmetic: each op times its trip count, and times only the
+    extents of the loops its value depends on (what it would cost computed once per point).
+
+    The gap is recomputation: an op left inside a loop it does not depend on because a
+    loop it does depend on is nested there (a prologue inside a matmul's K loop reruns per
+    output column).
+    """
+    executed = necessary = 0
+    for op, loops in dependences(kernel).items():
         if is_arithmetic(op):
             executed += trips(op)
-            needed = 1
-            for loop in depends[op]:
-                needed *= loop.extent
-            necessary += needed
+            necessary += points(loops)
     return executed, necessary
 
 
@@ -660,13 +668,32 @@ def bytes_read(kernel: KernelOp, cached_bytes: int = 0) -> int:
     return total
 
 
-def minimum_bytes(kernel: KernelOp) -> int:
-    """HBM traffic at least: each input buffer read once, each output written once."""
-    total = 0
+def minimum_traffic(kernel: KernelOp) -> tuple[int, int]:
+    """HBM bytes (read, written) at least: each output written once, each input read once,
+    or only the elements its loads can touch where that is fewer (each load touches at
+    most one element per point of the loops its index depends on: a gather of 128 rows
+    reads 128 rows of a 32000-row embedding table, not the table)."""
+    touched: dict[SSAValue, int] = {}
+    for op, loops in dependences(kernel).items():
+        if isinstance(op, LoadOp):
+            touched[op.buffer] = touched.get(op.buffer, 0) + points(loops)
+    read = written = 0
+    inputs = set(kernel.input_buffers)
     for buf in kernel.body.block.args:
-        assert isinstance(buf.type, MemRefType)
-        total += math.prod(buf.type.get_shape()) * numpy_dtype(buf.type.element_type).itemsize
-    return total
+        type_ = buf.type
+        assert isinstance(type_, MemRefType)
+        count = math.prod(type_.get_shape())
+        size = numpy_dtype(type_.element_type).itemsize
+        if buf in inputs:
+            read += min(count, touched.get(buf, 0)) * size
+        else:
+            written += count * size
+    return read, written
+
+
+def minimum_bytes(kernel: KernelOp) -> int:
+    """Bytes read and written at least (``minimum_traffic``)."""
+    return sum(minimum_traffic(kernel))
 
 
 def reduce_runs(kernel: KernelOp) -> int:
@@ -679,9 +706,13 @@ def duplication_problem(producer: KernelOp, consumer: KernelOp) -> str | None:
 
     A copy doubles the producer's work, and it makes the consumer read the producer's own
     inputs. Only a cheap producer qualifies: no reduction, and either no arithmetic (a
-    view or a constant) or inputs that no kernel computes. Otherwise each copy would drag
-    the producer's producers along and chains compound (a residual stream recomputed from
-    the start of the network in every layer); materialising the shared tensor is cheaper.
+    view or a constant), or inputs that no kernel computes, or inputs computed only by
+    kernels that reduce and fewer bytes of them than it writes. Otherwise each copy could
+    drag the producer's producers along and chains compound (a residual stream recomputed
+    from the start of the network in every layer), or the copies would read more than the
+    shared tensor: materialising it is cheaper. A kernel that reduces is never copied, so
+    a producer that expands a reduction's result ends the chain: the attention mask, 16 KB
+    built from the 1 KB cumsum of the sequence ids, is copied into every layer's scores.
     """
     if all(use.operation is consumer for use in producer.results[0].uses):
         return None  # the producer moves, it is not copied
@@ -691,8 +722,14 @@ def duplication_problem(producer: KernelOp, consumer: KernelOp) -> str | None:
     assert isinstance(store, StoreOp)
     if not any(is_arithmetic(op) or op.regions for op in store_slice(store)):
         return None
-    if any(isinstance(v.owner, KernelOp) for v in producer.inputs):
+    computed = [v.owner for v in producer.inputs if isinstance(v.owner, KernelOp)]
+    if not computed:
+        return None
+    if any(not reduce_runs(kernel) for kernel in computed):
         return "it has other users, and a copy would also recompute the kernels it reads"
+    read, written = minimum_traffic(producer)
+    if read >= written:
+        return "it has other users, and copies would read more than its result"
     return None
 
 
