@@ -13,6 +13,10 @@
     ``SharedMemoryRace`` naming the op; planted out-of-bounds stores are ``OutOfBounds``;
     the unmodified kernel runs clean.
 (d) Exact primitive semantics: shuffles, barriers, masks, uninitialised shared memory.
+(e) The real layers: every memory-bound kernel (no matmul-sized reduction) of the first
+    decoder layer of TinyLlama and Qwen2.5-7B (real dimensions, seq 8), each alone, pass by
+    pass as in (a), fed the tensor-level values of its inputs (test_kernel_by_kernel.py);
+    at the kernel level only the first, middle and last blocks of each launch run.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ import numpy as np
 import pytest
 import torch
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.parser import Parser
 
-from deplodock.dialects import kernel, make_context
+from deplodock.dialects import kernel, loop, make_context
 from deplodock.dialects.interpreters import kernel as kernel_interpreter
 from deplodock.dialects.interpreters import tile as tile_interpreter
 from deplodock.dialects.interpreters.kernel import (
@@ -287,7 +293,7 @@ def test_block_selection() -> None:
         select_blocks([10], 10)
 
 
-# --- (c) the race checker on RMSNorm's shared-memory combine ----------------------------------------
+# --- (c) the race checker on RMSNorm's shared-memory combine --------------------------------------
 
 
 def _rms_kernel() -> tuple[ModuleOp, list[np.ndarray]]:
@@ -679,3 +685,148 @@ def test_tile_out_of_bounds_names_the_lane() -> None:
             ),
             [np.zeros((4, 100), np.float32)],
         )
+
+
+# --- (e) every memory-bound kernel of both decoder layers, at full size --------------------------
+
+
+def _kernel_by_kernel():
+    """test_kernel_by_kernel.py, whose ``layer(name)`` builds a decoder layer at both levels.
+    pytest imports test files as ``test.<stem>``: reuse that instance when it is loaded, so
+    each layer is built once per session; else load the file by path."""
+    module = sys.modules.get("test.test_kernel_by_kernel") or sys.modules.get("_simt_layers")
+    if module is not None:
+        return module
+    path = Path(__file__).with_name("test_kernel_by_kernel.py")
+    spec = importlib.util.spec_from_file_location("_simt_layers", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+LAYER_MODELS = ["tinyllama", "qwen2.5-7b"]
+
+
+def _ivs(value: SSAValue) -> set[SSAValue]:
+    """The loop induction variables ``value`` is computed from (through any ops)."""
+    found: set[SSAValue] = set()
+    pending, seen = [value], set()
+    while pending:
+        v = pending.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if isinstance(v, BlockArgument):
+            if isinstance(v.owner.parent_op(), loop.ForOp):
+                found.add(v)
+        else:
+            pending.extend(v.owner.operands)
+    return found
+
+
+def contraction(op: loop.KernelOp) -> bool:
+    """Whether the kernel has a matmul-sized reduction: a reduce loop in which two loads
+    each miss a different free loop around it (``x[m, k]`` misses ``n``, ``W[n, k]``
+    misses ``m``), so every loaded element serves many outputs and the work is M·N·K.
+    A norm's or softmax's reduction reads each element for one output row (a mask
+    broadcast over heads misses one loop, but alone); such a kernel is memory-bound."""
+    for reduce in op.walk():
+        if not (isinstance(reduce, loop.ForOp) and reduce.is_reduce):
+            continue
+        free, parent = [], reduce.parent_op()
+        while parent is not op:
+            if isinstance(parent, loop.ForOp) and not parent.is_reduce:
+                free.append(parent.induction_var)
+            parent = parent.parent_op()
+        missed = set()
+        for load in reduce.walk():
+            if isinstance(load, loop.LoadOp):
+                used = set().union(*(_ivs(i) for i in load.indices))
+                if miss := frozenset(f for f in free if f not in used):
+                    missed.add(miss)
+        if len(missed) > 1:
+            return True
+    return False
+
+
+def alone(op: loop.KernelOp) -> ModuleOp:
+    """A module whose ``@forward`` is the kernel alone: its inputs in, its results out."""
+    types = [v.type for v in op.inputs]
+    block = Block(arg_types=types)
+    clone = op.clone(value_mapper=dict(zip(op.inputs, block.args, strict=True)))
+    block.add_op(clone)
+    block.add_op(ReturnOp(*clone.results))
+    result_types = [r.type for r in clone.results]
+    return ModuleOp([FuncOp("forward", (types, result_types), Region(block))])
+
+
+@dataclass
+class LayerKernel:
+    name: str
+    texts: dict[str, str]  # "input", then each pass's name -> the module after it
+    inputs: list[np.ndarray]  # the tensor-level values of its inputs
+    expected: list[np.ndarray]  # the loop level's result on them
+
+
+@functools.cache
+def layer_corpus(model: str) -> tuple[list[LayerKernel], list[str]]:
+    """The memory-bound kernels of the decoder layer, each alone and lowered pass by pass
+    (verified after each), fed the tensor-level values of its inputs; and the names of the
+    contractions left out."""
+    kbk = _kernel_by_kernel()
+    layer = kbk.layer(model)
+    corpus, left_out = [], []
+    for op in kbk._body(layer.module):
+        if not isinstance(op, loop.KernelOp):
+            continue
+        if contraction(op):
+            left_out.append(op.sym_name.data)
+            continue
+        ctx, module = make_context(), alone(op)
+        module.verify()
+        texts = {"input": str(module)}
+        for pass_name, options in PASSES:
+            get_pass(pass_name)(**options).apply(ctx, module)
+            module.verify()
+            texts[pass_name] = str(module)
+        inputs = [layer.tensor[kbk.ref(v)] for v in op.inputs]
+        expected = run_forward(_parse(texts["input"]), inputs)
+        corpus.append(LayerKernel(op.sym_name.data, texts, inputs, expected))
+    return corpus, left_out
+
+
+@pytest.mark.parametrize("model", LAYER_MODELS)
+def test_layer_corpus_is_every_memory_bound_kernel(model: str) -> None:
+    """Every kernel of the layer is in the corpus or a contraction (the projections are,
+    whatever fusion merged into them); whatever else fusion leaves is in the corpus."""
+    corpus, left_out = layer_corpus(model)
+    layer = _kernel_by_kernel().layer(model)
+    names = [op.sym_name.data for op in layer.module.walk() if isinstance(op, loop.KernelOp)]
+    assert sorted([k.name for k in corpus] + left_out) == sorted(names)
+    assert corpus and left_out
+
+
+@pytest.mark.parametrize(("model", "pass_name"), [(m, p) for m in LAYER_MODELS for p, _ in PASSES])
+def test_layer_kernel_pass_preserves_meaning(model: str, pass_name: str) -> None:
+    """After each pass, each memory-bound kernel of the layer computes what its loop form
+    computes on the tensor-level inputs. Tile kernels run whole; kernel-level launches run
+    their first, middle and last blocks only (full-size grids), compared where written."""
+    corpus, _ = layer_corpus(model)
+    kbk = _kernel_by_kernel()
+    problems = []
+    for k in corpus:
+        blocks = "sample" if pass_name == PASSES[-1][0] else None
+        trace = trace_forward(_parse(k.texts[pass_name]), k.inputs, blocks=blocks)
+        for i, (out, want) in enumerate(zip(trace.outputs, k.expected, strict=True)):
+            written = trace.written(i)
+            if not written.any():
+                problems.append(f"@{k.name} output {i}: nothing written")
+                continue
+            if blocks is None and not written.all():
+                problems.append(f"@{k.name} output {i}: {np.sum(~written)} elements unwritten")
+            error, problem = kbk.compare(out[written], want[written])
+            if problem is not None:
+                problems.append(f"@{k.name} output {i}: {problem}")
+    assert not problems, f"{model}, after {pass_name}:\n" + "\n".join(problems)

@@ -9,6 +9,10 @@ first, the middle and the last; see ``kernel.select_blocks``); what the others w
 written stays NaN. ``trace_forward`` also returns the launches, and ``Trace.written(i)``
 says which elements of output ``i`` the blocks that ran wrote, so a test compares exactly
 those.
+
+``record_forward`` keeps every value between the ops of ``@forward`` (at the tensor level,
+each intermediate tensor), and ``run_alone`` runs one op, a kernel say, by itself on given
+operand values: together they judge each kernel alone (test_kernel_by_kernel.py).
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.interpreter import Interpreter, InterpreterFunctions
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues
 from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Operation, SSAValue
 
 from deplodock.dialects.interpreters.kernel import BlockChoice, KernelFunctions, Launch
 
@@ -93,3 +98,68 @@ def run_forward(
 ) -> list[np.ndarray]:
     """The outputs of ``@entry`` for ``inputs`` (numpy arrays, in argument order)."""
     return trace_forward(module, inputs, entry, blocks=blocks).outputs
+
+
+# --- every value between the ops of a program, and one op run alone ---------------------------
+
+
+class _Recorder(Interpreter.Listener):
+    """Keeps the results of the ops directly in one block (the entry function's body)."""
+
+    def __init__(self, block) -> None:
+        self.block = block
+        self.values: dict[SSAValue, object] = {}
+
+    def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
+        if op.parent_block() is self.block:
+            self.values.update(zip(op.results, results, strict=True))
+
+
+def record_forward(
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray],
+    entry: str = "forward",
+    *,
+    blocks: BlockChoice = None,
+) -> dict[SSAValue, np.ndarray | None]:
+    """Run ``@entry`` on ``inputs`` and keep every value of its body: each argument and
+    each result of an op directly in it (at the tensor level every intermediate tensor;
+    below, each kernel's outputs), keyed by SSA value.
+
+    A product the tensor interpreter never builds (a matmul's (M, K, N) ``a * b``, which the
+    sum reading it evaluates as one einsum) is recorded as None.
+    """
+    from deplodock.dialects.interpreters.tensor import _DEFERRED
+
+    entry_op = Interpreter(module).get_op_for_symbol(entry)
+    assert isinstance(entry_op, func.FuncOp)
+    block = entry_op.body.block
+    recorder = _Recorder(block)
+    interpreter = Interpreter(module, listeners=(recorder,))
+    for functions in interpreter_functions(blocks):
+        interpreter.register_implementations(functions)
+    interpreter.call_op(entry, tuple(inputs))
+    values = dict(zip(block.args, inputs, strict=True))
+    for value, result in recorder.values.items():
+        values[value] = None if result is _DEFERRED else result
+    return values
+
+
+def run_alone(
+    module: ModuleOp,
+    op: Operation,
+    inputs: Sequence[np.ndarray],
+    *,
+    blocks: BlockChoice = None,
+) -> Trace:
+    """Run one op of ``module`` (a kernel of any level, say) by itself on ``inputs``, one
+    array per operand, whatever computed them; its results are the trace's outputs."""
+    interpreter = Interpreter(module)
+    tables = interpreter_functions(blocks)
+    for functions in tables:
+        interpreter.register_implementations(functions)
+    outputs = [np.asarray(v) for v in interpreter.run_op(op, tuple(inputs))]
+    launches = next(t for t in tables if isinstance(t, KernelFunctions)).launches
+    launch = next((item for item in launches if item.op is op), None)
+    sources = [(launch, i) if launch is not None else None for i in range(len(outputs))]
+    return Trace(outputs, launches, sources)
