@@ -327,11 +327,11 @@ CASES = {
     ),
     "softmax_small": Case(
         softmax_ir(3, 5, 1000),
-        axes=[(256, "thread"), (1, "block"), (3, "block"), (5, "block")],
+        axes=[(64, "thread"), (1, "block"), (3, "block"), (5, "block")],
         grid=15,
-        block=256,
+        block=64,
         combines=2,
-        shared_floats=16 + 1000,  # two combines' slots, the staged row
+        shared_floats=4 + 1000,  # two combines' slots (two warps), the staged row
         reference=_softmax_ref,
         inputs=[(1, 3, 5, 1000)],
     ),
@@ -364,12 +364,11 @@ CASES = {
     ),
     "moments": Case(
         moments_ir(),
-        axes=[(64, "thread"), (4, "block")],
+        axes=[(32, "thread"), (4, "block")],  # one warp per row: shuffles, no shared memory
         grid=4,
-        block=64,
+        block=32,
         combines=2,
-        shared_floats=4,
-        reference=lambda x: (x.astype(np.float64).mean(-1), x.max(-1)),
+                reference=lambda x: (x.astype(np.float64).mean(-1), x.max(-1)),
         inputs=[(4, 64)],
     ),
     "sum": Case(

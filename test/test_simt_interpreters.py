@@ -144,7 +144,8 @@ CORPUS: dict[str, Program] = {
     "rms_norm": _case("rms_norm", SCHEDULE.rms_norm_ir(4, 256), [(1, 4, 256), (256,)]),
     "softmax": _case("softmax_small", SCHEDULE.softmax_ir(2, 4, 512), [(1, 2, 4, 512)]),
     "matmul_relu": _case("matmul_relu", SCHEDULE.matmul_relu_ir()),
-    "silu_split_guarded": _case("silu", SCHEDULE.silu_ir(4, 600), [(1, 4, 600)]),
+    # 1448 columns: 362 float4 groups, so two blocks of 256 threads and a guard
+    "silu_split_guarded": _case("silu", SCHEDULE.silu_ir(4, 1448), [(1, 4, 1448)]),
     "tanh_guarded": _case("tanh_guarded", SCHEDULE.tanh_ir()),
     "moments": _case("moments", SCHEDULE.moments_ir()),
     "sum_ragged": _case("sum", SCHEDULE.sum_ir(3000), [(3000,)]),

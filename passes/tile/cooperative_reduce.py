@@ -47,9 +47,11 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 
+WARP = 32
 NUM_SMS = 132  # H200 (sm_90): the number of blocks it takes to fill the GPU once
-DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight, a short tree
-LONG_ROW = 256  # a row this long is worth a block of threads however many rows there are
+DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
+LONG_ROW = 256  # a contraction this long is worth a block of threads per output
+ELEMENTS_PER_THREAD = 8  # a thread's share of a row: two float4 loads
 MIN_COOPERATIVE_ROW = 32  # below one warp's worth of work cooperation is all overhead
 
 
@@ -69,20 +71,54 @@ def parallel_extent(kernel: tile.KernelOp) -> int:
     return count
 
 
-def cooperation_threads(reduce_extent: int, parallel: int) -> int:
+def cooperation_threads(reduce_extent: int, parallel: int, contraction: bool = False) -> int:
     """Cost function: threads per row when cooperation pays, else 0.
 
-    It pays when a row is long (``LONG_ROW`` or more: one thread per row would serialise
-    thousands of dependent adds and read memory uncoalesced), or when there are too few
-    rows to give each of the GPU's ``NUM_SMS`` SMs one block and the row still holds a
-    warp's worth of work. Long rows get ``DEFAULT_THREADS``; short ones the largest power
-    of two that leaves every thread at least one element.
+    A row reduction (softmax, a norm) of at least a warp's worth of elements
+    (``MIN_COOPERATIVE_ROW``) gets a group of threads whatever the number of rows: one
+    thread per row would serialise its adds, read memory uncoalesced (a warp's lanes 32 rows
+    apart) and, with a few thousand rows, fill only a few SMs. The group leaves each thread
+    about ``ELEMENTS_PER_THREAD`` elements (two 16-byte loads once vectorised), as a power of
+    two between one warp (a shuffle-only combine, no barrier) and ``DEFAULT_THREADS``:
+    softmax rows of 128 get 32 threads, of 512 get 64, norm rows of 2048 or more get 256.
+    Small blocks still fill an SM, which holds 32 blocks (64 threads x 32 = its 2048).
+
+    A *contraction* (a matmul: its reduce reads an input shared by other outputs, so a
+    thread could reuse it) keeps one output per thread unless the row is long
+    (``LONG_ROW``) or there are too few outputs to give every SM a block (``NUM_SMS``);
+    its real schedules (register tiles) are the matmul passes' business.
     """
-    if reduce_extent >= LONG_ROW:
-        return DEFAULT_THREADS
-    if parallel < NUM_SMS and reduce_extent >= MIN_COOPERATIVE_ROW:
-        return min(DEFAULT_THREADS, _pow2_floor(reduce_extent))
-    return 0
+    if reduce_extent < MIN_COOPERATIVE_ROW:
+        return 0
+    if contraction:
+        if reduce_extent >= LONG_ROW:
+            return DEFAULT_THREADS
+        return min(DEFAULT_THREADS, _pow2_floor(reduce_extent)) if parallel < NUM_SMS else 0
+    share = _pow2_floor(max(1, reduce_extent // ELEMENTS_PER_THREAD))
+    return max(WARP, min(DEFAULT_THREADS, share))
+
+
+def _axes_used(value: SSAValue, kernel: tile.KernelOp) -> set[SSAValue]:
+    """The kernel axes an index value is computed from."""
+    if kernel.axis_of(value) is not None:
+        return {value}
+    owner = value.owner
+    if isinstance(owner, Operation):
+        return {a for operand in owner.operands for a in _axes_used(operand, kernel)}
+    return set()
+
+
+def is_contraction(kernel: tile.KernelOp, reduces: list[loop.ForOp]) -> bool:
+    """Whether a reduce loop loads an element that does not depend on every axis: an
+    input shared between outputs, as a matmul's operands are."""
+    axes = {arg for arg, _, _ in kernel.axes}
+    for reduce in reduces:
+        for load in reduce.walk():
+            if isinstance(load, loop.LoadOp):
+                used = {a for i in load.indices for a in _axes_used(i, kernel)}
+                if used != axes:
+                    return True
+    return False
 
 
 def _buffers(op: Operation, kind: type[Operation]) -> set[SSAValue]:
@@ -115,7 +151,9 @@ class CooperateOnRows(RewritePattern):
         if has_cross_thread_hazard(op):
             return 0
         longest = max(r.extent for r in reduces)
-        chosen = cooperation_threads(longest, parallel_extent(op))
+        chosen = cooperation_threads(
+            longest, parallel_extent(op), is_contraction(op, reduces)
+        )
         if self.force and not chosen:
             chosen = min(DEFAULT_THREADS, max(32, _pow2_floor(longest)))
         if chosen and self.threads:

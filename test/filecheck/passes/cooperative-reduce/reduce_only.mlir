@@ -1,7 +1,7 @@
 // RUN: deplo-opt %s -p cooperative-reduce | filecheck %s
 
-// Four rows cannot fill 132 SMs, so even a 64-long row is shared, by 64 threads. The
-// loop's two accumulators get a combine each; the stores of the results, which every
+// A 64-long row is shared by a warp (32 threads, two elements each). The loop's two
+// accumulators get a combine each; the stores of the results, which every
 // thread would repeat, are guarded so that thread 0 alone writes.
 
 func.func @forward(%x: tensor<4x64xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
@@ -20,10 +20,10 @@ func.func @forward(%x: tensor<4x64xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   func.return %m, %q : tensor<4xf32>, tensor<4xf32>
 }
 
-// CHECK:      tile.kernel @k_moments axes(%t : 64 = thread, %a0 : 4 = free)
+// CHECK:      tile.kernel @k_moments axes(%t : 32 = thread, %a0 : 4 = free)
 // CHECK-NEXT:   %c0 = arith.constant 0 : index
 // CHECK-NEXT:   %first = arith.cmpi eq, %t, %c0 : index
-// CHECK-NEXT:   %s_part, %ss_part = tile.strided_for %a1 = %t to 64 step 64 reduce(add, add) -> (f32, f32) {
+// CHECK-NEXT:   %s_part, %ss_part = tile.strided_for %a1 = %t to 64 step 32 reduce(add, add) -> (f32, f32) {
 // CHECK:        }
 // CHECK-NEXT:   %s = tile.combine add %s_part across %t : f32
 // CHECK-NEXT:   %ss = tile.combine add %ss_part across %t : f32
