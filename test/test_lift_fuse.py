@@ -881,6 +881,8 @@ def test_random_programs_keep_their_meaning(rng) -> None:
     once = str(module)
     fuse_module(module)
     assert str(module) == once, text
+    afresh, _ = fused(text, Fuse(memoise=False))
+    assert str(afresh) == once, text
     unbounded, _ = fused(
         text,
         Fuse(max_recompute=1e9, max_read_growth=1e9, max_reduce_recompute=1e9, copy_shared=True),
@@ -889,3 +891,71 @@ def test_random_programs_keep_their_meaning(rng) -> None:
     assert all(not isinstance(v.owner, KernelOp) for k in kernels(unbounded) for v in k.inputs)
     for got, want in zip(run_forward(unbounded, args), expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=text)
+
+
+# --- decoder layers of the real models -----------------------------------------------------
+
+
+def _lowered_model(name: str, **kwargs) -> ModuleOp:
+    """A model captured on the meta device, lowered to the tensor level and lifted."""
+    pytest.importorskip("transformers")
+    from deplodock.frontends.export import import_program
+    from deplodock.frontends.models import capture_model
+    from deplodock.pipeline import lower
+
+    captured = capture_model(name, device="meta", **kwargs)
+    module = import_program(captured.program).module
+    lower(module, to="tensor")
+    LiftToLoop().apply(make_context(), module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["tinyllama", "qwen2.5-7b"])
+def test_decoder_layer_has_no_elementwise_kernel(name: str) -> None:
+    """Every elementwise op of a decoder layer (seq 128) lands in a kernel that does real
+    work: the kernels that reduce are the norms, the projections (with their bias and
+    residual epilogues, gate and up together with silu and the product), the scores with
+    the mask, softmax, pv, and the cumsum of the sequence ids; the two that do not are
+    RoPE of q and of k, each with its cos/sin computed inside."""
+    module = _lowered_model(name, seq=128, part="layer")
+    assert fuse_module(module) == refusals_of(module)
+    ks = kernels(module)
+    assert len(ks) == 14, [k.sym_name.data for k in ks]
+    elementwise = [
+        k for k in ks if not any(op.is_reduce for op in k.walk() if isinstance(op, ForOp))
+    ]
+    assert len(elementwise) == 2
+    for k in elementwise:
+        text = str(k)
+        assert "math.cos" in text and "math.sin" in text  # RoPE, the tables inside
+    assert sum(1 for k in ks if "math.exp" in str(k)) == 2  # softmax, and gate+up's silu
+    masked = [k for k in ks if "arith.cmpi sle" in str(k) and "0xff800000" in str(k)]
+    assert len(masked) == 1  # the causal mask is computed in the scores kernel
+
+
+def refusals_of(module: ModuleOp) -> list[str]:
+    from deplodock.passes.loop.fuse import refusals
+
+    return refusals(module)
+
+
+def test_memoised_fusion_equals_fusing_each_layer() -> None:
+    """Fusing a two-layer TinyLlama with the memo (each pair of kernels whose structure
+    was met before is answered by replaying the answer) gives the very program that
+    fusing every pair afresh gives, names included; and the second layer is replayed."""
+    from deplodock.passes.loop.fuse import FusionMemo
+
+    once = _lowered_model("tinyllama", layers=2, seq=16)
+    each = _lowered_model("tinyllama", layers=2, seq=16)
+    memo = FusionMemo()
+    assert fuse_module(once, memo=memo) == fuse_module(each, Fuse(memoise=False))
+    assert str(once) == str(each)
+    assert memo.replayed > memo.computed  # the second layer (and repeats within one)
+    # Replaying a parsed program too, whose value names carry per-layer suffixes.
+    text = str(_lowered_model("tinyllama", layers=2, seq=16))
+    parsed, fresh = parse(text), parse(text)
+    memo = FusionMemo()
+    fuse_module(parsed, memo=memo)
+    fuse_module(fresh, Fuse(memoise=False))
+    assert str(parsed) == str(fresh)
+    assert memo.replayed > memo.computed

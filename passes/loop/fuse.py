@@ -22,28 +22,51 @@ producer kernel P computes, it computes that element *there* instead.
    identical reduce loops: softmax's max reduce arrives twice, once through the exp-sum
    and once through the normalise loop), then drop dead ones.
 
-Order: consumers before producers (a reverse walk, repeated to a fixpoint), and within
-one consumer, producers it alone reads before shared ones. Pulling producers into the
-*last* kernel first means a refused substitution leaves the materialised tensor where the
-chain is narrowest: for ``matmul(transpose(matmul))`` the inner matmul's (M, K) result
-is kept, not the (M, K, N) broadcast product a forward sweep would have fused it into
-before meeting the refusal. Sole producers first lets a shared one become sole: softmax's
-exp is read by the sum and by the division, and moves in once the division has taken in
-the sum.
+Order: two sweeps, each a reverse walk (consumers before producers) repeated to a
+fixpoint; within one consumer, producers it alone reads before shared ones.
+
+* The first sweep fuses only ``elementwise_pair``s: a reduction-free consumer takes in a
+  reduction-free producer with at least as many elements (an elementwise chain, a view
+  that is not a broadcast), or a producer that reduces, element for element, when the
+  consumer computes something (a matmul's bias, activation or residual epilogue). No
+  arithmetic moves into a larger iteration space there, so nothing it builds can later
+  be materialised bigger than a tensor the program already wrote. This is what puts
+  RoPE's ``q * cos`` and ``rotate_half(q) * sin`` and their sum in one kernel before the
+  score matmul, which refuses the whole (it would recompute it per key), sees any part
+  of it; in one sweep the matmul took the cheap final add and stranded the two products
+  as kernels of their own. The size rule is what keeps a matmul's (M, K, N) broadcast
+  product, reduction-free itself, from taking in a norm or a RoPE table and being
+  materialised at gigabytes when its reduce then refuses them.
+* The second sweep tries every pair. Pulling producers into the *last* kernel first
+  means a refused substitution leaves the materialised tensor where the chain is
+  narrowest: for ``matmul(transpose(matmul))`` the inner matmul's (M, K) result is kept,
+  not the (M, K, N) broadcast product a forward sweep would have fused it into before
+  meeting the refusal. Sole producers first lets a shared one become sole: softmax's
+  exp is read by the sum and by the division, and moves in once the division has taken
+  in the sum. A refusal is tried again when either kernel has changed since, so the
+  mask reaches the scores once it has taken in the gathers that built it.
 
 The guard is one function, ``fusion_cost(producer, consumer, fused)``, judging the fused
 kernel itself (after hoisting and deduplication). It refuses a substitution that would
 
 * run the producer's reductions more often than the producer does (a reduce loop left
-  inside a loop it does not depend on: ``matmul(transpose(matmul))``, or a column sum
-  read by every row) — bound ``max_reduce_recompute``;
-* copy a producer that other kernels still read, unless it is cheap to copy (no
-  reduction; a view, or arithmetic on function inputs only): copies of copies compound,
-  as a residual stream would be recomputed from the first layer in every layer;
-* recompute arithmetic: the kernel's ops, counted per execution, against each op once per
-  point of the loops it depends on — a bias add inside a matmul's K loop passes, a norm
-  or a three-op map broadcast over rows does not — bound ``max_recompute``;
-* read more bytes than the two kernels apart — bound ``max_read_growth``.
+  inside a loop it does not depend on: ``matmul(transpose(matmul))``, a column sum read
+  by every row, the cumsum of the sequence ids read at both ends of every mask element)
+  — bound ``max_reduce_recompute``;
+* copy a producer that other kernels still read, unless it is cheap to copy
+  (``duplication_problem``: no reduction; a view, arithmetic on function inputs, or
+  arithmetic that expands the results of kernels that reduce, as the attention mask
+  does): copies of copies compound, as a residual stream would be recomputed from the
+  first layer in every layer;
+* recompute arithmetic in a kernel where it costs time: the kernel's ops, counted per
+  execution, against each op once per point of the loops it depends on, over
+  ``max_recompute`` — unless the kernel stays memory-bound (at most ``max_intensity``
+  ops per byte of its minimum HBM traffic, half the H200's balance point) or is tiny
+  (at most ``launch_ops`` ops: it costs a launch whatever it does). So a cos table
+  recomputed per head in RoPE, or the mask recomputed per head, passes, and a norm
+  recomputed per output column inside a matmul's K loop does not;
+* read more bytes than the two kernels apart — bound ``max_read_growth`` (a buffer of at
+  most ``cached_bytes``, which stays in cache, counts once).
 
 Refused pairs stay separate kernels; the consumer records why in ``fusion.refused``
 (``refusals(module)`` lists them for the CLI; ``fuse_module`` returns them).
@@ -52,12 +75,21 @@ A producer is removed once nothing uses it; one still used elsewhere (returned b
 function, say) stays. Each fused kernel keeps the consumer's name and merges ``covers``.
 The pass is deterministic, and idempotent: it stops at a fixpoint, so a second run finds
 nothing to do.
+
+**Identical layers are fused once.** The answer for a pair (the fused kernel, or why
+not) depends only on the two kernels' structure, on which of their inputs are one
+value, and on a few facts about their neighbours (``FusionMemo.key``). ``FusionMemo``
+remembers each answer by that key, and answers a pair met again (the same two kernels in
+the next decoder layer) by cloning the remembered fused body under this pair's names, so
+a whole model costs about one layer's substitutions: TinyLlama's 22 layers make about
+6000 attempts, of which under 300 are computed. The result is the one fusing every
+pair would give (``Fuse(memoise=False)``; a test compares the two on a two-layer model).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -120,20 +152,27 @@ class Fuse(ModulePass):
     """Refuse when a producer's reduce loops run this many times more often once fused."""
     copy_shared: bool = False
     """Copy a producer that other kernels also read even when it is not cheap to copy."""
+    memoise: bool = True
+    """Answer a pair structurally identical to one already tried (the same two kernels
+    in another decoder layer) by replaying that answer instead of substituting again."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fuse_module(op, self)
 
 
-def fuse_module(module: ModuleOp, options: Fuse | None = None) -> list[str]:
+def fuse_module(
+    module: ModuleOp, options: Fuse | None = None, memo: FusionMemo | None = None
+) -> list[str]:
     """Fuse in place; return the refused substitutions, one line each, in program order.
 
     Two sweeps, each to a fixpoint: elementwise chains first (``elementwise_pair``), then
     every pair.
     """
     options = options or Fuse()
+    if memo is None and options.memoise:
+        memo = FusionMemo()
     for elementwise_only in (True, False):
-        pattern = AbsorbProducers(options, elementwise_only=elementwise_only)
+        pattern = AbsorbProducers(options, elementwise_only=elementwise_only, memo=memo)
         walker = PatternRewriteWalker(pattern, walk_reverse=True, apply_recursively=True)
         walker.rewrite_module(module)
     return refusals(module)
@@ -156,27 +195,32 @@ class AbsorbProducers(RewritePattern):
     options: Fuse
     elementwise_only: bool = False
     """The first sweep: only pairs ``elementwise_pair`` admits, and no records."""
+    memo: FusionMemo | None = None
+    """Answers by structure, shared by both sweeps (None: every pair is tried)."""
     refused: dict[tuple, str] = field(default_factory=dict)
-    """Refusals so far, by (producer, consumer, the producer's users). Kernels are
-    replaced, never changed in place, so a key seen again gets the same answer."""
+    """Without a memo, refusals so far by (producer, consumer, the producer's users).
+    Kernels are replaced, never changed in place, so a key seen again gets the same
+    answer."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: KernelOp, rewriter: PatternRewriter) -> None:
         reasons: list[str] = []
         for producer in producers_of(op):
-            if self.elementwise_only and not elementwise_pair(producer, op):
+            if self.elementwise_only and not self._elementwise_pair(producer, op):
                 continue
-            users = frozenset(use.operation for use in producer.results[0].uses)
-            reason = self.refused.get((producer, op, users))
-            if reason is None:
-                fused = self._try(producer, op)
-                if isinstance(fused, KernelOp):
-                    rewriter.replace(op, fused)
-                    if not producer.results[0].uses:
-                        rewriter.erase(producer)
-                    return
-                reason = self.refused[(producer, op, users)] = fused
-            reasons.append(f"@{producer.sym_name.data} not fused: {reason}")
+            if self.memo is not None:
+                fused = self.memo.fuse(producer, op, self._try)
+            else:
+                users = frozenset(use.operation for use in producer.results[0].uses)
+                fused = self.refused.get((producer, op, users)) or self._try(producer, op)
+                if isinstance(fused, str):
+                    self.refused[(producer, op, users)] = fused
+            if isinstance(fused, KernelOp):
+                rewriter.replace(op, fused)
+                if not producer.results[0].uses:
+                    rewriter.erase(producer)
+                return
+            reasons.append(f"@{producer.sym_name.data} not fused: {fused}")
         # A record, not a rewrite: set without telling the rewriter, so it is no "change".
         if self.elementwise_only:
             return
@@ -184,6 +228,11 @@ class AbsorbProducers(RewritePattern):
             op.attributes[REFUSED] = ArrayAttr([StringAttr(r) for r in reasons])
         else:
             op.attributes.pop(REFUSED, None)
+
+    def _elementwise_pair(self, producer: KernelOp, consumer: KernelOp) -> bool:
+        if self.memo is None:
+            return elementwise_pair(producer, consumer)
+        return self.memo.elementwise_pair(producer, consumer)
 
     def _try(self, producer: KernelOp, consumer: KernelOp) -> KernelOp | str:
         """The fused kernel, or why there is none."""
@@ -196,6 +245,231 @@ class AbsorbProducers(RewritePattern):
             return fused
         fused.erase()
         return decision.reason
+
+
+# --- memoisation: identical layers are fused once ------------------------------------------
+
+
+@dataclass
+class _Facts:
+    """What the memo needs to know of one kernel (computed once per kernel object)."""
+
+    shape: int
+    """The kernel's structure without names, interned to a small integer."""
+    hints: tuple[str | None, ...]
+    """The name hints of its values (results, loop variables) in walk order."""
+    reduces: bool
+
+
+@dataclass
+class _Answer:
+    """A remembered answer: why not, or the fused kernel's body and the names it used."""
+
+    reason: str | None
+    body: Region | None = None
+    hints: tuple[str | None, ...] = ()
+    """The name hints of the producer's and consumer's values when it was made."""
+    shape: int | None = None
+    """The fused kernel's ``_Facts.shape``, once known (every replay has it)."""
+    reduces: bool = False
+
+
+@dataclass
+class FusionMemo:
+    """Answers of ``AbsorbProducers._try`` by the structure of the pair.
+
+    A decoder layer's kernels repeat in every layer, equal but for names (of parameters,
+    of kernels, of values). The answer for a pair, the fused kernel or the refusal, is a
+    function of the two kernels' structure, of which of their inputs are the same value,
+    and of what ``duplication_problem`` reads (whether the producer has other users, and
+    which of its inputs other kernels compute and whether those reduce). With those as
+    the key, a pair met again is answered by cloning the remembered fused body and
+    giving it this pair's names: its buffers as ``substitute`` names them, its values by
+    the correspondence between the two pairs' values, which must map each old name to
+    one new name (else the pair is fused afresh). So the result is the one fusing the pair
+    would give, which ``test_memoised_fusion_equals_fusing_each_layer`` checks.
+    """
+
+    answers: dict[tuple, _Answer] = field(default_factory=dict)
+    facts: dict[KernelOp, _Facts] = field(default_factory=dict)
+    shapes: dict[tuple, int] = field(default_factory=dict)
+    computed: int = 0
+    replayed: int = 0
+
+    def kernel(self, kernel: KernelOp) -> _Facts:
+        facts = self.facts.get(kernel)
+        if facts is None:
+            shape, hints = _structure(kernel)
+            facts = self.facts[kernel] = _Facts(
+                self.shapes.setdefault(shape, len(self.shapes)),
+                hints,
+                any(isinstance(op, ForOp) and op.is_reduce for op in kernel.walk()),
+            )
+        return facts
+
+    def _replayed(self, answer: _Answer, fused: KernelOp) -> None:
+        """Record what a replayed kernel is without hashing its structure again."""
+        if answer.shape is None:
+            facts = self.kernel(fused)
+            answer.shape, answer.reduces = facts.shape, facts.reduces
+        else:
+            self.facts[fused] = _Facts(answer.shape, _structure_hints(fused), answer.reduces)
+
+    def elementwise_pair(self, producer: KernelOp, consumer: KernelOp) -> bool:
+        key = ("elementwise", self.kernel(producer).shape, self.kernel(consumer).shape)
+        answer = self.answers.get(key)
+        if answer is None:
+            answer = self.answers[key] = _Answer(
+                None if elementwise_pair(producer, consumer) else "no"
+            )
+        return answer.reason is None
+
+    def key(self, producer: KernelOp, consumer: KernelOp) -> tuple:
+        ids: dict[SSAValue, int] = {}
+        for value in (*consumer.inputs, *producer.inputs, producer.results[0]):
+            ids.setdefault(value, len(ids))
+        tensor = producer.results[0]
+        return (
+            self.kernel(producer).shape,
+            self.kernel(consumer).shape,
+            tuple(ids[v] for v in (*consumer.inputs, *producer.inputs, tensor)),
+            any(use.operation is not consumer for use in tensor.uses),
+            tuple(
+                self.kernel(v.owner).reduces if isinstance(v.owner, KernelOp) else None
+                for v in producer.inputs
+            ),
+        )
+
+    def fuse(
+        self,
+        producer: KernelOp,
+        consumer: KernelOp,
+        attempt: Callable[[KernelOp, KernelOp], KernelOp | str],
+    ) -> KernelOp | str:
+        """The answer for the pair: remembered, or ``attempt``'s (then remembered)."""
+        key = self.key(producer, consumer)
+        answer = self.answers.get(key)
+        hints = self.kernel(producer).hints + self.kernel(consumer).hints
+        if answer is not None:
+            if answer.reason is not None:
+                self.replayed += 1
+                return answer.reason
+            assert answer.body is not None
+            fused = _replay(answer.body, answer.hints, hints, producer, consumer)
+            if fused is not None:
+                self.replayed += 1
+                self._replayed(answer, fused)
+                return fused
+        self.computed += 1
+        result = attempt(producer, consumer)
+        if answer is None:
+            if isinstance(result, str):
+                self.answers[key] = _Answer(result)
+            else:
+                self.answers[key] = _Answer(None, result.body.clone(), hints)
+        return result
+
+
+def _structure(kernel: KernelOp) -> tuple[tuple, tuple[str | None, ...]]:
+    """``kernel`` as a hashable tuple without names (values numbered in definition
+    order; neither the kernel's name nor its ``covers`` or ``fusion.refused``), and the
+    name hints of its inner values in the same order."""
+    ids: dict[SSAValue, int] = {}
+    hints: list[str | None] = []
+    for arg in kernel.body.block.args:
+        ids[arg] = len(ids)
+
+    def block(b: Block) -> tuple:
+        for arg in b.args:
+            ids[arg] = len(ids)
+            hints.append(arg.name_hint)
+        return (tuple(a.type for a in b.args), tuple(op_(o) for o in b.ops))
+
+    def op_(o: Operation) -> tuple:
+        operands = tuple(ids[v] for v in o.operands)
+        for r in o.results:
+            ids[r] = len(ids)
+            hints.append(r.name_hint)
+        return (
+            o.name,
+            operands,
+            tuple(r.type for r in o.results),
+            tuple(sorted(o.properties.items())),
+            tuple(sorted(o.attributes.items())),
+            tuple(tuple(block(b) for b in region.blocks) for region in o.regions),
+        )
+
+    body = (
+        tuple(a.type for a in kernel.body.block.args),
+        tuple(op_(o) for o in kernel.body.block.ops),
+        kernel.result_types,
+    )
+    return body, tuple(hints)
+
+
+def _clone_region(region: Region, mapper: dict[SSAValue, SSAValue], names: dict | None) -> Region:
+    """A copy of a kernel body, renaming op results through ``names`` (old hint -> new).
+
+    Upstream ``Region.clone`` creates every op without operands and sets them in a second
+    walk, for IR whose values may be used before they are defined; a kernel body defines
+    every value before its uses, so one pass does, at about half the cost.
+    """
+    blocks = []
+    for block in region.blocks:
+        new = Block(arg_types=[a.type for a in block.args])
+        for a, b in zip(block.args, new.args, strict=True):
+            b.name_hint = a.name_hint  # a0, a1, ..: rename_ivs gave them in order
+            mapper[a] = b
+        for op in block.ops:
+            copy = op.create(
+                operands=[mapper.get(v, v) for v in op.operands],
+                result_types=[r.type for r in op.results],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+                regions=[_clone_region(r, mapper, names) for r in op.regions],
+            )
+            for a, b in zip(op.results, copy.results, strict=True):
+                b.name_hint = names.get(a.name_hint, a.name_hint) if names else a.name_hint
+                mapper[a] = b
+            new.add_op(copy)
+        blocks.append(new)
+    return Region(blocks)
+
+
+def _structure_hints(kernel: KernelOp) -> tuple[str | None, ...]:
+    """The second part of ``_structure``: inner values' name hints in the same order."""
+    hints: list[str | None] = []
+    for op in kernel.body.walk():
+        hints.extend(r.name_hint for r in op.results)
+        for region in op.regions:
+            for b in region.blocks:
+                hints.extend(arg.name_hint for arg in b.args)
+    return tuple(hints)
+
+
+def _replay(
+    body: Region,
+    old: tuple[str | None, ...],
+    new: tuple[str | None, ...],
+    producer: KernelOp,
+    consumer: KernelOp,
+) -> KernelOp | None:
+    """The remembered fused ``body`` as this pair's kernel, named as fusing it would name
+    it; None when the old names do not map one to one onto the new ones."""
+    names: dict[str | None, str | None] = {}
+    for a, b in zip(old, new, strict=True):
+        if names.setdefault(a, b) != b:
+            return None
+    inputs, hints = fused_inputs(consumer, producer)
+    region = _clone_region(body, {}, names if old != new else None)
+    for arg, hint in zip(region.block.args, hints, strict=True):
+        arg.name_hint = hint
+    fused = KernelOp(consumer.sym_name.data, inputs, consumer.result_types, region)
+    fused.attributes.update(consumer.attributes)
+    fused.attributes[COVERS] = _merged_covers(producer, consumer)
+    for a, b in zip(consumer.results, fused.results, strict=True):
+        b.name_hint = a.name_hint
+    return fused
 
 
 def elementwise_pair(producer: KernelOp, consumer: KernelOp) -> bool:
@@ -278,7 +552,7 @@ def why_not_substitutable(producer: KernelOp, consumer: KernelOp) -> str | None:
         if value is producer.results[0]:
             for use in buf.uses:
                 if not (isinstance(use.operation, LoadOp) and use.index == 0):
-                    return f"@{consumer.sym_name.data} uses its buffer other than by loads"
+                    return "the consumer uses its tensor other than by loads"
     return None
 
 
@@ -290,29 +564,18 @@ def substitute(consumer: KernelOp, producer: KernelOp) -> KernelOp:
     store = producer_store(producer)
     assert isinstance(store, StoreOp)
     tensor = producer.results[0]
-    kept = [
-        (v, b)
-        for v, b in zip(consumer.inputs, consumer.input_buffers, strict=True)
-        if v is not tensor
-    ]
-    # The producer's inputs take the place of its tensor, so operands read in the order
-    # the computation uses them (x, bias, w for the matmul chain).
-    spliced: list[SSAValue] = []
-    for value in consumer.inputs:
-        spliced.extend(producer.inputs if value is tensor else [value])
-    inputs = _distinct(spliced)
+    inputs, hints = fused_inputs(consumer, producer)
     block = Block(
         arg_types=[buffer_type(v.type) for v in inputs]
         + [buffer_type(r.type) for r in consumer.results]
     )
+    for arg, hint in zip(block.args, hints, strict=True):
+        arg.name_hint = hint
     mapper: dict[SSAValue, SSAValue] = {}
-    for value, buf in [*kept, *zip(producer.inputs, producer.input_buffers, strict=True)]:
-        new = block.args[_position(inputs, value)]
-        new.name_hint = new.name_hint or buf.name_hint
-        if buf.block is consumer.body.block:
-            mapper[buf] = new
+    for value, buf in zip(consumer.inputs, consumer.input_buffers, strict=True):
+        if value is not tensor:
+            mapper[buf] = block.args[_position(inputs, value)]
     for old, new in zip(consumer.output_buffers, block.args[len(inputs) :], strict=True):
-        new.name_hint = old.name_hint
         mapper[old] = new
     # The producer's buffer, until every load of it is replaced.
     placeholder = block.insert_arg(buffer_type(tensor.type), len(block.args))
@@ -339,6 +602,33 @@ def substitute(consumer: KernelOp, producer: KernelOp) -> KernelOp:
         new.name_hint = old.name_hint
     cleanup(fused)
     return fused
+
+
+def fused_inputs(consumer: KernelOp, producer: KernelOp) -> tuple[list[SSAValue], list[str | None]]:
+    """The fused kernel's inputs, and the name hints of its buffers (inputs, then outputs).
+
+    The producer's inputs take the place of its tensor, so operands read in the order the
+    computation uses them (x, bias, w for the matmul chain). A buffer keeps the name the
+    consumer gave it, else the producer's.
+    """
+    tensor = producer.results[0]
+    spliced: list[SSAValue] = []
+    for value in consumer.inputs:
+        spliced.extend(producer.inputs if value is tensor else [value])
+    inputs = _distinct(spliced)
+    hints: list[str | None] = [None] * len(inputs)
+    named = [
+        *(
+            (v, b)
+            for v, b in zip(consumer.inputs, consumer.input_buffers, strict=True)
+            if v is not tensor
+        ),
+        *zip(producer.inputs, producer.input_buffers, strict=True),
+    ]
+    for value, buf in named:
+        at = _position(inputs, value)
+        hints[at] = hints[at] or buf.name_hint
+    return inputs, hints + [buf.name_hint for buf in consumer.output_buffers]
 
 
 def store_slice(store: StoreOp) -> list[Operation]:
@@ -745,10 +1035,14 @@ def fusion_cost(
     * duplication: the producer keeps other users and is not cheap to copy
       (``duplication_problem``);
     * recompute: the fused kernel's arithmetic would exceed ``max_recompute`` times the
-      arithmetic it needs (``arithmetic_work``): a cheap prologue inside a reduce passes
-      (a bias add), longer chains do not (a norm or a residual stream);
+      arithmetic it needs (``arithmetic_work``) in a kernel where that costs time: one
+      doing more than ``max_intensity`` ops per byte of its ``minimum_bytes`` (compute-
+      bound) and more than ``launch_ops`` ops in all. A cheap prologue inside a matmul's
+      reduce passes (a bias add); a norm recomputed per output column does not. In a
+      memory-bound kernel recomputation hides under the memory time and passes (RoPE's
+      cos and sin per head, the mask per head);
     * bytes: the fused kernel would read more than ``max_read_growth`` times the bytes
-      the two kernels read apart.
+      the two kernels read apart (``bytes_read``).
     All are measured on the kernels themselves, so a second run reaches the same answers.
     """
     options = options or Fuse()
