@@ -91,6 +91,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import affine, arith
@@ -272,6 +273,9 @@ class _Answer:
     shape: int | None = None
     """The fused kernel's ``_Facts.shape``, once known (every replay has it)."""
     reduces: bool = False
+    body_hints: tuple[tuple[str | None, bool], ...] = ()
+    """The fused kernel's ``_Facts.hints``, each with whether it is a loop variable (those
+    keep their names in a replay)."""
 
 
 @dataclass
@@ -307,13 +311,17 @@ class FusionMemo:
             )
         return facts
 
-    def _replayed(self, answer: _Answer, fused: KernelOp) -> None:
-        """Record what a replayed kernel is without hashing its structure again."""
+    def _replayed(self, answer: _Answer, fused: KernelOp, names: dict | None) -> None:
+        """Record what a replayed kernel is without walking or hashing it again."""
         if answer.shape is None:
             facts = self.kernel(fused)
             answer.shape, answer.reduces = facts.shape, facts.reduces
+            return
+        if names is None:
+            hints = tuple(h for h, _ in answer.body_hints)
         else:
-            self.facts[fused] = _Facts(answer.shape, _structure_hints(fused), answer.reduces)
+            hints = tuple(h if iv else names.get(h, h) for h, iv in answer.body_hints)
+        self.facts[fused] = _Facts(answer.shape, hints, answer.reduces)
 
     def elementwise_pair(self, producer: KernelOp, consumer: KernelOp) -> bool:
         key = ("elementwise", self.kernel(producer).shape, self.kernel(consumer).shape)
@@ -355,10 +363,11 @@ class FusionMemo:
                 self.replayed += 1
                 return answer.reason
             assert answer.body is not None
-            fused = _replay(answer.body, answer.hints, hints, producer, consumer)
-            if fused is not None:
+            names = _renaming(answer.hints, hints)
+            if names is not False:
+                fused = _replay(answer.body, names, producer, consumer)
                 self.replayed += 1
-                self._replayed(answer, fused)
+                self._replayed(answer, fused, names)
                 return fused
         self.computed += 1
         result = attempt(producer, consumer)
@@ -366,8 +375,34 @@ class FusionMemo:
             if isinstance(result, str):
                 self.answers[key] = _Answer(result)
             else:
-                self.answers[key] = _Answer(None, result.body.clone(), hints)
+                self.answers[key] = _Answer(
+                    None, result.body.clone(), hints, body_hints=_body_hints(result)
+                )
         return result
+
+
+def _renaming(
+    old: tuple[str | None, ...], new: tuple[str | None, ...]
+) -> dict[str | None, str | None] | None | Literal[False]:
+    """The map of old name hints to new ones (None: the same names; False: not a map)."""
+    if old == new:
+        return None
+    names: dict[str | None, str | None] = {}
+    for a, b in zip(old, new, strict=True):
+        if names.setdefault(a, b) != b:
+            return False
+    return names
+
+
+def _body_hints(kernel: KernelOp) -> tuple[tuple[str | None, bool], ...]:
+    """``_structure_hints``, each marked with whether it is a block argument."""
+    hints: list[tuple[str | None, bool]] = []
+    for op in kernel.body.walk():
+        hints.extend((r.name_hint, False) for r in op.results)
+        for region in op.regions:
+            for b in region.blocks:
+                hints.extend((arg.name_hint, True) for arg in b.args)
+    return tuple(hints)
 
 
 def _structure(kernel: KernelOp) -> tuple[tuple, tuple[str | None, ...]]:
@@ -436,32 +471,11 @@ def _clone_region(region: Region, mapper: dict[SSAValue, SSAValue], names: dict 
     return Region(blocks)
 
 
-def _structure_hints(kernel: KernelOp) -> tuple[str | None, ...]:
-    """The second part of ``_structure``: inner values' name hints in the same order."""
-    hints: list[str | None] = []
-    for op in kernel.body.walk():
-        hints.extend(r.name_hint for r in op.results)
-        for region in op.regions:
-            for b in region.blocks:
-                hints.extend(arg.name_hint for arg in b.args)
-    return tuple(hints)
-
-
-def _replay(
-    body: Region,
-    old: tuple[str | None, ...],
-    new: tuple[str | None, ...],
-    producer: KernelOp,
-    consumer: KernelOp,
-) -> KernelOp | None:
+def _replay(body: Region, names: dict | None, producer: KernelOp, consumer: KernelOp) -> KernelOp:
     """The remembered fused ``body`` as this pair's kernel, named as fusing it would name
-    it; None when the old names do not map one to one onto the new ones."""
-    names: dict[str | None, str | None] = {}
-    for a, b in zip(old, new, strict=True):
-        if names.setdefault(a, b) != b:
-            return None
+    it: buffers as ``fused_inputs`` names them, values renamed through ``names``."""
     inputs, hints = fused_inputs(consumer, producer)
-    region = _clone_region(body, {}, names if old != new else None)
+    region = _clone_region(body, {}, names)
     for arg, hint in zip(region.block.args, hints, strict=True):
         arg.name_hint = hint
     fused = KernelOp(consumer.sym_name.data, inputs, consumer.result_types, region)
