@@ -364,11 +364,12 @@ CASES = {
     ),
     "moments": Case(
         moments_ir(),
-        axes=[(32, "thread"), (4, "block")],  # one warp per row: shuffles, no shared memory
-        grid=4,
-        block=32,
+        # one warp per row (shuffles, no shared memory), the four rows in one block
+        axes=[(4, "thread"), (32, "thread")],
+        grid=1,
+        block=128,
         combines=2,
-                reference=lambda x: (x.astype(np.float64).mean(-1), x.max(-1)),
+        reference=lambda x: (x.astype(np.float64).mean(-1), x.max(-1)),
         inputs=[(4, 64)],
     ),
     "sum": Case(
@@ -383,9 +384,9 @@ CASES = {
     ),
     "matmul_forced": Case(
         matmul_relu_ir(),
-        axes=[(16, "thread"), (16, "block"), (16, "block")],
-        grid=256,
-        block=16,
+        axes=[(16, "thread"), (16, "thread"), (16, "block")],  # 16 rows to a block
+        grid=16,
+        block=256,
         combines=1,
         reference=lambda x, b, w: (np.maximum((x.astype(np.float64) + b) @ w, 0),),
         inputs=[(16, 64), (64,), (64, 16)],

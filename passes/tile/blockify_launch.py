@@ -1,7 +1,10 @@
 """``blockify-launch``: place every ``free`` axis of a tile kernel on threads or blocks.
 
-* A kernel that already has a thread axis (``cooperative-reduce`` gave its rows a block of
-  threads) makes every free axis a ``block`` axis: one block per row.
+* A kernel that already has a thread axis (``cooperative-reduce`` gave its rows a group of
+  threads) makes every free axis a ``block`` axis: one block per row, unless a row's group
+  is smaller than a block should be; then ``rows_per_block`` rows of the innermost free
+  axis share a block, ``%a = %a_b * R + %a_r`` with ``%a_r`` a thread axis placed before
+  the cooperative one (which must stay innermost: its threads are consecutive lanes).
 * Otherwise a block of ``block_threads`` threads is taken from the innermost axes (the
   fastest-varying index of the loads, so a warp reads consecutive elements) and the rest
   become blocks. An axis that does not fit whole is split into a block part and a thread
@@ -51,6 +54,18 @@ def block_threads_for(parallel: int) -> int:
     (one block, no idle threads, no guard).
     """
     return max(1, min(DEFAULT_BLOCK_THREADS, parallel))
+
+
+def rows_per_block(extent: int, room: int) -> int:
+    """Cost function: rows of a cooperative kernel to share a block, when a row takes
+    fewer threads than a block should have: the most (a power of two, at most ``room``)
+    that divide the row axis, so no guard is needed (a guard around a combine's barrier
+    would deadlock the block). Softmax rows of 128 take a warp each: 8 to a block, 512
+    blocks where 4096 one-warp blocks would queue on the SMs' 32-block limit."""
+    rows = 1
+    while rows * 2 <= room and extent % (rows * 2) == 0:
+        rows *= 2
+    return rows
 
 
 @dataclass(frozen=True)
@@ -104,8 +119,13 @@ class PlaceFreeAxes(RewritePattern):
         free = [extent for _, extent, binding in axes if binding == "free"]
         if not free:
             return
+        packed = 0  # rows of the innermost free axis sharing a block (cooperative kernels)
         if any(binding == "thread" for _, _, binding in axes):
             placements = [Placement(e, 1) for e in free]
+            budget = self.block_threads or DEFAULT_BLOCK_THREADS
+            packed = rows_per_block(free[-1], budget // op.threads_per_block())
+            if packed > 1:
+                placements[-1] = Placement(free[-1] // packed, packed)
         else:
             total = 1
             for extent in free:
@@ -126,6 +146,9 @@ class PlaceFreeAxes(RewritePattern):
                 position += 1
                 continue
             place = next(placement_of)
+            if packed > 1 and place.threads == packed:
+                position = self._pack_rows(arg, place, position, block, new_axes, rewriter)
+                continue
             if not place.is_split:
                 new_axes.append((extent, "thread" if place.threads > 1 else "block"))
                 position += 1
@@ -160,6 +183,39 @@ class PlaceFreeAxes(RewritePattern):
         )
         new.attributes.update(op.attributes)
         rewriter.replace(op, new)
+
+    @staticmethod
+    def _pack_rows(
+        arg: SSAValue,
+        place: Placement,
+        position: int,
+        block: Block,
+        new_axes: list[tuple[int, str]],
+        rewriter: PatternRewriter,
+    ) -> int:
+        """Rows ``%a = %a_b * R + %a_r``: ``%a_r`` becomes the *first* thread axis, so the
+        cooperative axis stays the innermost one (consecutive lanes, as combines need)."""
+        name = arg.name_hint or "a"
+        operands = []
+        if place.blocks > 1:
+            outer = rewriter.insert_block_argument(block, position, IndexType())
+            outer.name_hint = f"{name}_b"
+            new_axes.append((place.blocks, "block"))
+            position += 1
+            operands.append(outer)
+        inner = rewriter.insert_block_argument(block, 0, IndexType())
+        inner.name_hint = f"{name}_r"
+        new_axes.insert(0, (place.threads, "thread"))
+        position += 1
+        if operands:
+            d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
+            index = _apply(d0 * place.threads + d1, [*operands, inner], name)
+            rewriter.insert(index, InsertPoint.at_start(block))
+            rewriter.replace_all_uses_with(arg, index.result)
+        else:
+            rewriter.replace_all_uses_with(arg, inner)
+        rewriter.erase_block_argument(arg)
+        return position
 
     @staticmethod
     def _guard(block: Block, guards: list[tuple[SSAValue, int]], rewriter: PatternRewriter) -> None:
