@@ -15,7 +15,9 @@ the remaining trailing dimensions are staged whole. A load served by the stage k
 trailing indices, now into the slab.
 
 Whether it pays is ``stage_pays``: at least ``min_reads`` load sites of the buffer (one
-read gains nothing from a copy, it only adds a barrier) and the kernel's slabs within
+read gains nothing from a copy, it only adds a barrier), a slab the block reads all of
+(``block_footprint``: RoPE's blocks of 16 rows of a head must not copy the head's 128)
+and the kernel's slabs within
 ``max_bytes`` (48 KB by default: the most a block may hold in static ``__shared__`` arrays,
 and a slab larger than that costs occupancy a memory-bound kernel needs). A row too long
 for the budget is left to ``chunk-reduce``.
@@ -26,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import affine
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -80,6 +83,36 @@ def _origin_rank(loads: list[loop.LoadOp], kernel: tile.KernelOp) -> int:
     return rank
 
 
+def _range_in_block(value: SSAValue, kernel: tile.KernelOp) -> tuple[int, int] | None:
+    """The range of an index value within one block: block axes held at 0."""
+    axis = kernel.axis_of(value)
+    if axis is not None:
+        return (0, 0) if axis[1] == "block" else (0, axis[0] - 1)
+    owner = value.owner
+    if isinstance(owner, affine.ApplyOp):
+        operands = [_range_in_block(v, kernel) for v in owner.mapOperands]
+        return expr_range(owner.map.data.results[0], operands)
+    return value_ranges([value])[0]
+
+
+def block_footprint(loads: list[loop.LoadOp], kernel: tile.KernelOp, lead: int) -> int:
+    """Elements of the trailing dims (from ``lead``) that one block's loads can reach: the
+    bounding box of their indices with the block axes held fixed (thread axes and loops
+    still range). A slab larger than this would copy rows other blocks use."""
+    shape = loads[0].buffer.type.get_shape()  # type: ignore[attr-defined]
+    boxes: list[tuple[int, int]] = [(n, -1) for n in shape[lead:]]
+    for load in loads:
+        ranges = [_range_in_block(v, kernel) for v in load.indices]
+        for k, expr in enumerate(load.map.data.results[lead:]):
+            bounds = expr_range(expr, ranges)
+            low, high = bounds if bounds is not None else (0, shape[lead + k] - 1)
+            boxes[k] = (min(boxes[k][0], low), max(boxes[k][1], high))
+    count = 1
+    for (low, high), n in zip(boxes, shape[lead:], strict=True):
+        count *= min(n, max(0, high - low + 1))
+    return count
+
+
 def _slab_name(buffer: SSAValue) -> str:
     hint = buffer.name_hint or "in"
     return f"{hint.removesuffix('_b')}_smem"
@@ -109,6 +142,8 @@ class StageReusedInputs(RewritePattern):
             size = tile.memref_bytes(slab)
             if not stage_pays(len(loads), size, used, self.max_bytes, self.min_reads):
                 continue
+            if block_footprint(loads, op, lead) < slab.element_count():
+                continue  # the block reads only part of the slab: copying it all costs more
             first = loads[0]
             origin = [*first.map.data.results[:lead]] + [AffineExpr.constant(0)] * (
                 len(shape) - lead
