@@ -252,18 +252,19 @@ def full_size(expr: str) -> tuple[str, list[np.ndarray]]:
 
 SOFTMAX = "torch.nn.Softmax(dim=-1)(torch.randn(1,28,2048,2048))"
 RMS_NORM = "torch.nn.RMSNorm(2048)(torch.randn(1,32,2048))"
+RMS_NORM_STAGED = "torch.nn.RMSNorm(2048)(torch.randn(1,4096,2048))"  # 32 MB: rows staged
 
 
 def test_full_size_softmax_first_middle_last_blocks() -> None:
     text, (x,) = full_size(SOFTMAX)
     trace = trace_forward(_parse(text), [x], blocks="sample")
     (launch,) = trace.launches
-    assert launch.op.grid_shape == (57344, 1, 1) and launch.op.block_shape == (256, 1, 1)
-    assert launch.blocks.tolist() == [0, 28672, 57343]
+    assert launch.op.grid_shape == (28672, 1, 1) and launch.op.block_shape == (256, 1, 1)
+    assert launch.blocks.tolist() == [0, 14336, 28671]
     written = launch.written(0)
     rows = np.unique(written // 2048)
-    assert rows.tolist() == [0, 28672, 57343]  # one block, one row
-    assert written.size == 3 * 2048
+    assert rows.tolist() == [0, 1, 28672, 28673, 57342, 57343]  # one block, two rows
+    assert written.size == 6 * 2048
     (out,) = trace.outputs
     flat_x, flat_out = x.reshape(-1, 2048), out.reshape(-1, 2048)
     e = np.exp(flat_x[rows].astype(np.float64) - flat_x[rows].max(-1, keepdims=True))
@@ -298,7 +299,7 @@ def test_block_selection() -> None:
 
 
 def _rms_kernel() -> tuple[ModuleOp, list[np.ndarray]]:
-    text, inputs = full_size(RMS_NORM)
+    text, inputs = full_size(RMS_NORM_STAGED)
     return _parse(text), inputs
 
 

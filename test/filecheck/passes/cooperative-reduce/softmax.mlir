@@ -2,7 +2,7 @@
 
 // Softmax rows (a small 2x3x512 here): the max and the exp-sum reduces each become a
 // strided loop and a combine (of their own kind); the normalising loop is strided. A row
-// of 512 gets 64 threads, about eight elements each.
+// of 512 with two chained reductions gets a warp, sixteen elements a thread.
 
 func.func @forward(%x: tensor<1x3x2x512xf32>) -> tensor<1x3x2x512xf32> {
   %y = tile.kernel @k_softmax axes(%a0 : 1 = free, %a1 : 3 = free, %a2 : 2 = free) ins(%xb = %x : tensor<1x3x2x512xf32>) outs(%yb : tensor<1x3x2x512xf32>) {
@@ -29,12 +29,12 @@ func.func @forward(%x: tensor<1x3x2x512xf32>) -> tensor<1x3x2x512xf32> {
   func.return %y : tensor<1x3x2x512xf32>
 }
 
-// CHECK:      tile.kernel @k_softmax axes(%t : 64 = thread, %a0 : 1 = free, %a1 : 3 = free, %a2 : 2 = free)
-// CHECK-NEXT:   %mx_part = tile.strided_for %a3 = %t to 512 step 64 reduce(max) -> f32 {
+// CHECK:      tile.kernel @k_softmax axes(%t : 32 = thread, %a0 : 1 = free, %a1 : 3 = free, %a2 : 2 = free)
+// CHECK-NEXT:   %mx_part = tile.strided_for %a3 = %t to 512 step 32 reduce(max) -> f32 {
 // CHECK:        %mx = tile.combine max %mx_part across %t : f32
-// CHECK-NEXT:   %sum_part = tile.strided_for %a4 = %t to 512 step 64 reduce(add) -> f32 {
+// CHECK-NEXT:   %sum_part = tile.strided_for %a4 = %t to 512 step 32 reduce(add) -> f32 {
 // CHECK-NEXT:     %v1 = loop.load %xb[%a0, %a1, %a2, %a4] : memref<1x3x2x512xf32>
 // CHECK-NEXT:     %d1 = arith.subf %v1, %mx : f32
 // CHECK:        %sum = tile.combine add %sum_part across %t : f32
 // CHECK:        %inv = arith.divf %one, %sum : f32
-// CHECK-NEXT:   tile.strided_for %a5 = %t to 512 step 64 {
+// CHECK-NEXT:   tile.strided_for %a5 = %t to 512 step 32 {

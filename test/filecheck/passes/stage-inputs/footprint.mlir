@@ -1,4 +1,4 @@
-// RUN: deplo-opt %s -p stage-inputs | filecheck %s
+// RUN: deplo-opt %s -p 'stage-inputs{min_source_bytes=0}' | filecheck %s
 
 // RoPE on q: each block takes 16 of a head's 128 rows and reads q three times (the
 // element, and both halves for rotate-half). The loads share only the head index, so the

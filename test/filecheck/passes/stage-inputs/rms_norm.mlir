@@ -1,7 +1,7 @@
-// RUN: deplo-opt %s -p stage-inputs | filecheck %s
-// RUN: deplo-opt %s -p stage-inputs,stage-inputs | filecheck %s
-// RUN: deplo-opt %s -p 'stage-inputs{max_bytes=4096}' | filecheck %s --check-prefix=BUDGET
-// RUN: deplo-opt %s -p 'stage-inputs{min_reads=1}' | filecheck %s --check-prefix=ALL
+// RUN: deplo-opt %s -p 'stage-inputs{min_source_bytes=0}' | filecheck %s
+// RUN: deplo-opt %s -p 'stage-inputs{min_source_bytes=0},stage-inputs{min_source_bytes=0}' | filecheck %s
+// RUN: deplo-opt %s -p 'stage-inputs{min_source_bytes=0 max_bytes=4096}' | filecheck %s --check-prefix=BUDGET
+// RUN: deplo-opt %s -p 'stage-inputs{min_source_bytes=0 min_reads=1}' | filecheck %s --check-prefix=ALL
 
 // RMSNorm reads its row twice: the row (8 KB) is staged once per block and both loops
 // read the slab; the weight is read once, so it stays in global memory. The second RUN
