@@ -51,6 +51,8 @@ WARP = 32
 NUM_SMS = 132  # H200 (sm_90): the number of blocks it takes to fill the GPU once
 DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
 LONG_ROW = 256  # a contraction this long is worth a block of threads per output
+MIN_GROUP = WARP  # the smallest group a row gets
+EVEN_SHARES = True  # prefer a group that splits the row's float4 groups evenly
 ELEMENTS_PER_THREAD = 8  # a thread's share of a row: two float4 loads
 MIN_COOPERATIVE_ROW = 32  # below one warp's worth of work cooperation is all overhead
 
@@ -100,7 +102,20 @@ def cooperation_threads(
             return DEFAULT_THREADS
         return min(DEFAULT_THREADS, _pow2_floor(reduce_extent)) if parallel < NUM_SMS else 0
     share = _pow2_floor(max(1, reduce_extent // (ELEMENTS_PER_THREAD * min(reductions, 2))))
-    return max(WARP, min(DEFAULT_THREADS, share))
+    threads = max(MIN_GROUP, min(DEFAULT_THREADS, share))
+    return _even_shares(reduce_extent, threads) if EVEN_SHARES else threads
+
+
+def _even_shares(reduce_extent: int, threads: int) -> int:
+    """The largest multiple of a warp, at most ``threads``, that deals a row's 16-byte
+    groups out evenly (a row of 3584 floats: 896 groups, 224 threads take 4 each, where
+    256 would leave half of them idle in the last round); ``threads`` if none does."""
+    if threads < WARP or reduce_extent % 4:
+        return threads
+    for candidate in range(threads - threads % WARP, WARP - 1, -WARP):
+        if (reduce_extent // 4) % candidate == 0:
+            return candidate
+    return threads
 
 
 def _axes_used(value: SSAValue, kernel: tile.KernelOp) -> set[SSAValue]:
