@@ -40,6 +40,7 @@ from xdsl.ir import Operation, SSAValue
 from deplodock.dialects.interpreters.scalar import numpy_dtype
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import Origin, origins
+from deplodock.passes.loop.fuse import trips
 
 __all__ = [
     "KernelStats",
@@ -77,16 +78,6 @@ _FREE = (
 )  # data movement, constants and conversions: no FLOPs
 
 
-def _trips(op: Operation) -> int:
-    count = 1
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, KernelOp):
-        if isinstance(parent, ForOp):
-            count *= parent.extent
-        parent = parent.parent_op()
-    return count
-
-
 def flops(kernel: KernelOp) -> int:
     """Arithmetic executed: each computing op times its trip count, plus one combine per
     iteration of a reduce loop for each value it carries."""
@@ -96,9 +87,9 @@ def flops(kernel: KernelOp) -> int:
             continue
         if isinstance(op, ForOp):
             if op.is_reduce:
-                total += _trips(op) * op.extent * len(op.results)
+                total += trips(op) * op.extent * len(op.results)
         elif not op.regions and not isinstance(op, _FREE) and op.name != "affine.apply":
-            total += _trips(op)
+            total += trips(op)
     return total
 
 
@@ -127,7 +118,7 @@ def _read_bytes(kernels: Sequence[KernelOp]) -> dict[int, int]:
                 if isinstance(use.operation, LoadOp):
                     load = use.operation
                     key = (id(value), str(load.map.data))
-                    elements = _trips(load) * numpy_dtype(load.result.type).itemsize
+                    elements = trips(load) * numpy_dtype(load.result.type).itemsize
                     reach[key] = max(reach.get(key, 0), elements)
     loaded: dict[int, int] = {}
     for (value, _), n in reach.items():
