@@ -320,6 +320,23 @@ def _lanes(expr: AffineExpr, kinds: list[str | None], width: int) -> str | None:
     return _UNIFORM if lhs != _CONTIGUOUS else None  # ceildiv: a group may straddle
 
 
+def _value_lanes(value: SSAValue, iv: SSAValue, loop: Operation, width: int) -> str | None:
+    """The ``_lanes`` class of an index value: the induction variable, a constant, a value
+    from outside the loop, or an ``affine.apply`` inside it over such values."""
+    known = _constant_index(value)
+    if value is iv:
+        return _CONTIGUOUS
+    if known is not None:
+        return _ALIGNED if known % width == 0 else _UNIFORM
+    if not _defined_inside(value, loop):
+        return _UNIFORM
+    owner = value.owner
+    if getattr(owner, "name", None) == "affine.apply":
+        operands = [_value_lanes(v, iv, loop, width) for v in owner.operands]  # type: ignore[union-attr]
+        return _lanes(owner.map.data.results[0], operands, width)  # type: ignore[union-attr]
+    return None
+
+
 def vector_access(access: LoadBase | StoreBase, loop: Operation, width: int) -> bool:
     """Whether ``access``, in ``loop`` run with ``vector width`` (its induction variable
     ``%i = width*c + v``, v = 0..width-1), touches ``width`` consecutive elements starting at
@@ -328,20 +345,13 @@ def vector_access(access: LoadBase | StoreBase, loop: Operation, width: int) -> 
     It does when its row-major offset is *contiguous* over the lanes (``_lanes``): ``%i``
     plus terms that are the same for every lane and multiples of ``width``, where ``mod``
     and ``floordiv`` by multiples of ``width`` keep an aligned group together (RoPE's
-    ``(%i + 32) mod 64``). Indices defined inside the loop are not known to be uniform. The
+    ``(%i + 32) mod 64``). An ``affine.apply`` inside the loop is classed through its
+    expression; other indices defined inside the loop are not known to be uniform. The
     buffer itself must start 16-byte aligned; the runtime checks every pointer it passes.
     """
     iv = loop.regions[0].block.args[0]
     buffer = access.buffer.type
     assert isinstance(buffer, MemRefType)
-    kinds: list[str | None] = []
-    for value in access.indices:
-        known = _constant_index(value)
-        if value is iv:
-            kinds.append(_CONTIGUOUS)
-        elif known is not None:
-            kinds.append(_ALIGNED if known % width == 0 else _UNIFORM)
-        else:
-            kinds.append(None if _defined_inside(value, loop) else _UNIFORM)
+    kinds = [_value_lanes(value, iv, loop, width) for value in access.indices]
     offset = row_major_offset(access.map.data, buffer.get_shape())
     return _lanes(offset, kinds, width) == _CONTIGUOUS

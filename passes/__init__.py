@@ -15,6 +15,7 @@ _PASSES: dict[str, str] = {
     "lift-to-loop": "deplodock.passes.tensor.lift_to_loop:LiftToLoop",
     "fuse": "deplodock.passes.loop.fuse:Fuse",
     "tileify": "deplodock.passes.tile.tileify:Tileify",
+    "chunk-reduce": "deplodock.passes.tile.chunk_reduce:ChunkReduce",
     "cooperative-reduce": "deplodock.passes.tile.cooperative_reduce:CooperativeReduce",
     "blockify-launch": "deplodock.passes.tile.blockify_launch:BlockifyLaunch",
     "stage-inputs": "deplodock.passes.tile.stage_inputs:StageInputs",

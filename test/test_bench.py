@@ -42,7 +42,7 @@ def test_registry_names_groups_and_sizes() -> None:
             for seq in (128, 512):
                 assert f"{kind}/{model}/S{seq}" in names
     assert "rmsnorm/large/4096x4096" in names
-    assert len(cases) == 3 + 5 * 2 * 2 + 1
+    assert len(cases) == 3 + 5 * 2 * 2 + 1 + 2  # seeds, 5 ops x 2 models x 2 seqs, large, long rows
 
 
 def test_every_case_captures_lowers_and_compiles() -> None:
@@ -82,7 +82,7 @@ def test_select() -> None:
     both = names(["rope/qwen2.5-7b/S128,seed/softmax"])
     assert both == names(["seed/softmax", "rope/qwen2.5-7b/S128"])
     assert both == ["seed/softmax", "rope/qwen2.5-7b/S128"]  # registry order
-    assert len(names(["memory-bound"])) == 21
+    assert len(names(["memory-bound"])) == 23
     assert names(["nothing-like-this"]) == []
 
 

@@ -397,6 +397,18 @@ CASES = {
         shared_floats=8,
         reference=lambda x: (np.array(x.astype(np.float64).sum()),),
         inputs=[(100000,)],
+        # one block, as the reduce-only schedule under test (chunk-reduce would split it)
+        passes=tuple(
+            (
+                n,
+                {"chunks": 1}
+                if n == "chunk-reduce"
+                else {"min_source_bytes": 0}
+                if n == "stage-inputs"
+                else {},
+            )
+            for n in SCHEDULE
+        ),
     ),
     "matmul_forced": Case(
         matmul_relu_ir(),

@@ -71,6 +71,9 @@ def _load_schedule_corpus():
 
 SCHEDULE = _load_schedule_corpus()
 PASSES = tuple((name, {}) for name in SCHEDULE.SCHEDULE)
+CHUNKED = tuple(
+    (name, {"chunks": 4} if name == "chunk-reduce" else {}) for name in SCHEDULE.SCHEDULE
+)
 
 
 def _relative_error(got: np.ndarray, want: np.ndarray) -> float:
@@ -158,6 +161,10 @@ CORPUS: dict[str, Program] = {
     "seed_matmul_relu": Program(
         _seed("torch.relu(torch.matmul(torch.randn(16,64) + torch.randn(64), torch.randn(64,16)))")
     ),
+    # chunk-reduce forced at small sizes: a whole-tensor sum, and a norm whose normalising
+    # loop is chunked too (two rows, four chunks each)
+    "sum_chunked": Program(_seed("torch.randn(8192).sum()"), CHUNKED),
+    "rms_norm_chunked": Program(_seed("torch.nn.RMSNorm(8192)(torch.randn(1,2,8192))"), CHUNKED),
 }
 
 

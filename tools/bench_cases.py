@@ -284,6 +284,20 @@ def _memory_bound_cases() -> list[Case]:
                 )
             )
     cases.append(_rmsnorm("rmsnorm/large/4096x4096", 4096, 1, 4096))
+    # few, long rows: chunk-reduce's cases (one block per row would idle the GPU)
+    cases.append(_rmsnorm("rmsnorm/long-rows/4x262144", 262144, 1, 4))
+    total = 1 << 24
+    cases.append(
+        Case(
+            "sum/16M",
+            "memory-bound",
+            "16777216",
+            _expression(f"torch.randn({total}).sum()"),
+            (total + 1) * FP32,
+            total,
+            "1 per element",
+        )
+    )
     return cases
 
 

@@ -30,6 +30,7 @@ PASSES_TO: dict[str, tuple[str, ...]] = {
     "loop": ("lift-to-loop", "fuse"),
     "tile": (
         "tileify",
+        "chunk-reduce",
         "cooperative-reduce",
         "vectorize",
         "blockify-launch",

@@ -553,6 +553,10 @@ class _KernelEmitter:
         self.line(f"const {iv_type} {base} = {vector} * {count};")
         self.names[iv] = base
         wide = {child: "" for child in self._wide_accesses(op, vector)}
+        # Index math inside the loop that a wide access needs, computed once for lane 0.
+        for apply in self._index_ops(op, wide):
+            self.apply(apply)
+        at_base = {v: self.names[v] for a in self._index_ops(op, wide) for v in a.results}
         for access in wide:
             vtype = VECTOR_TYPES[scalar_type(access.buffer.type.element_type)] + str(vector)
             hint = access.results[0].name_hint if access.results else access.buffer.name_hint
@@ -569,11 +573,25 @@ class _KernelEmitter:
                 self.define(iv, f"{base} + {lane}" if lane else base)
             self._body(op.body.block, accumulators, lane, wide)
         self.names[iv] = base
+        self.names.update(at_base)
         for access, name in wide.items():
             if isinstance(access, kernel.StoreOp):
                 target = self.access(access.buffer, access.map.data, access.indices)
                 vtype = VECTOR_TYPES[scalar_type(access.value.type)] + str(vector)
                 self.line(f"*reinterpret_cast<{vtype}*>(&{target}) = {name};")
+
+    @staticmethod
+    def _index_ops(op: kernel.ForOp, accesses) -> list[affine.ApplyOp]:
+        """The ``affine.apply`` ops inside ``op`` the accesses' indices are computed by,
+        in program order."""
+        needed: set[affine.ApplyOp] = set()
+        pending = [v for a in accesses for v in a.indices]
+        while pending:
+            owner = pending.pop().owner
+            if isinstance(owner, affine.ApplyOp) and op.is_ancestor(owner) and owner not in needed:
+                needed.add(owner)
+                pending.extend(owner.mapOperands)
+        return [o for o in op.walk() if o in needed]  # type: ignore[misc]
 
     @staticmethod
     def _wide_accesses(op: kernel.ForOp, vector: int) -> list[kernel.LoadOp | kernel.StoreOp]:

@@ -170,7 +170,10 @@ class CooperateOnRows(RewritePattern):
             return 0
         if has_cross_thread_hazard(op):
             return 0
-        longest = max(r.extent for r in reduces)
+        # A row's free loops count as much as its reduces: chunk-reduce leaves a kernel
+        # whose reduce is over a few partials but whose normalising loop is long.
+        loops = [o for o in op.body.block.ops if isinstance(o, loop.ForOp)]
+        longest = max(r.extent for r in loops)
         chosen = cooperation_threads(
             longest, parallel_extent(op), is_contraction(op, reduces), len(reduces)
         )

@@ -1,0 +1,259 @@
+"""``chunk-reduce``: a reduction too long for one block is split across blocks in chunks.
+
+``cooperative-reduce`` gives each row of a reduction one block. With few rows that leaves
+the GPU idle: ``x.sum()`` over 16M floats would run on one SM of 132. This pass splits
+such a row's reduce loop into ``C`` chunks, each computed by its own blocks in a new
+kernel that writes the partial results, and the original kernel combines the ``C``
+partials instead::
+
+    %s = loop.for %k = 0 to K reduce(add) -> f32 { ..%x_b[%k].. }          // in @k_sum
+
+    %p = tile.kernel @k_sum_chunks axes(%c : C = free) .. outs(%p_b : tensor<Cxf32>) {
+      %s = loop.for %j = 0 to K/C reduce(add) -> f32 { %k = %c * K/C + %j; ..%x_b[%k].. }
+      loop.store %s, %p_b[%c] }
+    %s = loop.for %c = 0 to C reduce(add) -> f32 { loop.load %p_b[.., %c] }  // in @k_sum
+
+The partials combine with the loop's own kind (``add`` of sums, ``max`` of maxima), so the
+result is the same reduction in another order. The chunk kernel keeps the original's row
+axes in front of ``%c``, so a norm over few long rows chunks per row; its reduce loop is
+then made cooperative like any other.
+
+When the rest of the original kernel is free loops over the same extent (RMSNorm's
+normalising loop), those are chunked too: the kernel gets an axis ``%c`` of ``C`` and each
+loop covers its chunk, so the elementwise tail is as parallel as the reduction. Every
+block re-combines the ``C`` partials, which costs ``C`` reads.
+
+Which reduce loops qualify: at the top level of a kernel with only free axes (before
+``cooperative-reduce``), reading only the kernel's axes, inputs and constants (softmax's
+exp-sum reads the max computed before it, so only its max would qualify, and the pass
+leaves such kernels whole: a chunked max alone saves nothing). How many chunks is the cost
+function ``chunks_for``; ``chunks`` overrides it (1 turns the pass off).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine, arith
+from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntAttr, ModuleOp, TensorType
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from deplodock.dialects import loop, tile
+from deplodock.dialects.access import buffer_type
+
+NUM_SMS = 132  # H200 (sm_90)
+TARGET_BLOCKS = 4 * NUM_SMS  # rows x chunks to aim for: a few waves of blocks
+MIN_CHUNKED_ROW = 32 * 1024  # shorter rows are one block's work
+MIN_CHUNK = 4096  # elements a chunk keeps: two float4 loads per thread of 256, and more
+
+
+def chunks_for(rows: int, extent: int) -> int:
+    """Cost function: chunks per row; 1 (leave it) unless the rows alone cannot fill the
+    GPU and a row is long, then the power of two dividing the row that brings rows x
+    chunks to ``TARGET_BLOCKS`` without a chunk falling below ``MIN_CHUNK``."""
+    if rows >= NUM_SMS or extent < MIN_CHUNKED_ROW:
+        return 1
+    chunks = 1
+    while (
+        rows * chunks < TARGET_BLOCKS
+        and extent % (2 * chunks) == 0
+        and extent // (2 * chunks) >= MIN_CHUNK
+    ):
+        chunks *= 2
+    return chunks
+
+
+def _outside_values(op: Operation) -> list[SSAValue]:
+    """Values ``op``'s regions use but do not define."""
+    inside = {id(o) for o in op.walk()}
+    seen: dict[int, SSAValue] = {}
+    for inner in op.walk():
+        for value in inner.operands:
+            owner = value.owner
+            defining = owner.parent_op() if isinstance(owner, Block) else owner
+            if defining is None or id(defining) not in inside:
+                seen.setdefault(id(value), value)
+    return list(seen.values())
+
+
+def _qualifies(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
+    """A top-level reduce reading only axes, input buffers and constants."""
+    args = set(kernel.body.block.args[: kernel.num_axes + len(kernel.inputs)])
+    for value in _outside_values(reduce):
+        if value in args:
+            continue
+        if not isinstance(value.owner, arith.ConstantOp):
+            return False
+    return reduce.lower.data == 0
+
+
+def _chunked_free_loops(kernel: tile.KernelOp, reduce: loop.ForOp) -> list[loop.ForOp] | None:
+    """The kernel's other top-level ops, when they are free loops over the reduce's extent
+    and pure scalar ops (so a chunk axis can deal them out); else None."""
+    loops = []
+    for op in kernel.body.block.ops:
+        if op is reduce:
+            continue
+        if isinstance(op, loop.ForOp):
+            if op.is_reduce or op.extent != reduce.extent or op.lower.data != 0:
+                return None
+            loops.append(op)
+        elif op.regions or isinstance(op, loop.StoreOp | tile.StageOp):
+            return None
+    return loops
+
+
+def _index(chunk: SSAValue, size: int, inner: SSAValue, hint: str | None) -> affine.ApplyOp:
+    """``chunk * size + inner``."""
+    d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
+    op = affine.ApplyOp([chunk, inner], AffineMapAttr(AffineMap(2, 0, (d0 * size + d1,))))
+    op.result.name_hint = hint
+    return op
+
+
+def _narrow(for_op: loop.ForOp, chunk: SSAValue, size: int) -> None:
+    """``loop.for %j = 0 to K`` → ``loop.for %j_in = 0 to K/C`` with
+    ``%j = affine.apply (%c * K/C + %j_in)`` at the top of its body."""
+    body = for_op.body.block
+    old = body.args[0]
+    inner = body.insert_arg(IndexType(), 0)
+    inner.name_hint = f"{old.name_hint or 'j'}_in"
+    index = _index(chunk, size, inner, old.name_hint)
+    if body.first_op is None:
+        body.add_op(index)
+    else:
+        body.insert_op_before(index, body.first_op)
+    old.replace_all_uses_with(index.result)
+    body.erase_arg(old)
+    for_op.properties["upper"] = IntAttr(size)
+
+
+def _rebuild(kernel: tile.KernelOp, extra_axes: int, extra_inputs: list[SSAValue]) -> tile.KernelOp:
+    """``kernel`` with ``extra_axes`` free axes of the given extent appended to its axes
+    (0: none) and ``extra_inputs`` appended to its inputs; the body moves over."""
+    block = kernel.body.block
+    axes = [(e, b) for _, e, b in kernel.axes]
+    if extra_axes:
+        axis = block.insert_arg(IndexType(), kernel.num_axes)
+        axis.name_hint = "c"
+        axes.append((extra_axes, "free"))
+    position = len(axes) + len(kernel.inputs)
+    for i, value in enumerate(extra_inputs):
+        block.insert_arg(buffer_type(value.type), position + i).name_hint = "part_b"
+    body = Rewriter.move_region_contents_to_new_regions(kernel.body)
+    new = tile.KernelOp(
+        kernel.sym_name.data,
+        axes,
+        [*kernel.inputs, *extra_inputs],
+        [r.type for r in kernel.results],
+        body,
+    )
+    new.attributes.update(kernel.attributes)
+    Rewriter.replace_op(kernel, new)
+    return new
+
+
+def _chunk_kernel(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> tile.KernelOp:
+    """The kernel computing ``reduce`` over each chunk: axes (rows.., %c), one output of
+    shape (rows.., C) per result."""
+    axes = [(arg, extent) for arg, extent, _ in kernel.axes]
+    outside = _outside_values(reduce)
+    buffers = list(kernel.input_buffers)
+    used = [b for b in buffers if b in outside]
+    operands = [kernel.inputs[buffers.index(b)] for b in used]
+    shape = [e for _, e in axes] + [chunks]
+    results = [TensorType(r.type, shape) for r in reduce.results]
+    part_axes = [(e, "free") for _, e in axes] + [(chunks, "free")]
+    body = tile.KernelOp.empty_body(part_axes, [v.type for v in operands], results)
+    block = body.block
+    mapping: dict[SSAValue, SSAValue] = {}
+    for (arg, _), new in zip(axes, block.args, strict=False):
+        mapping[arg], new.name_hint = new, arg.name_hint
+    chunk = block.args[len(axes)]
+    chunk.name_hint = "c"
+    first_buffer = len(part_axes)
+    for b, new in zip(used, block.args[first_buffer:], strict=False):
+        mapping[b], new.name_hint = new, b.name_hint
+    outs = block.args[first_buffer + len(used) :]
+    for out in outs:
+        out.name_hint = "part_b"
+    for value in outside:
+        if isinstance(value.owner, arith.ConstantOp) and value not in mapping:
+            constant = value.owner.clone()
+            block.add_op(constant)
+            mapping[value] = constant.result
+    partial = reduce.clone(value_mapper=mapping)
+    block.add_op(partial)
+    _narrow(partial, chunk, reduce.extent // chunks)
+    rank = len(shape)
+    identity = AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank)))
+    row_axes = [mapping[a] for a, _ in axes]
+    for result, out in zip(partial.results, outs, strict=True):
+        block.add_op(loop.StoreOp(result, out, identity, [*row_axes, chunk]))
+    new = tile.KernelOp(f"{kernel.sym_name.data}_chunks", part_axes, operands, results, body)
+    new.attributes.update(kernel.attributes)
+    for result in new.results:
+        result.name_hint = f"{kernel.sym_name.data.removeprefix('k_')}_parts"
+    return new
+
+
+def split(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> None:
+    """Rewrite ``kernel`` in place, with its chunk kernel inserted before it (see the
+    module docstring)."""
+    part = _chunk_kernel(kernel, reduce, chunks)
+    Rewriter.insert_op(part, InsertPoint.before(kernel))
+    tail = _chunked_free_loops(kernel, reduce)
+    rows = kernel.num_axes
+    kernel = _rebuild(kernel, chunks if tail else 0, list(part.outputs))
+    block = kernel.body.block
+    row_args = list(block.args[:rows])
+    buffers = kernel.input_buffers[len(kernel.inputs) - len(part.outputs) :]
+    combine = loop.ForOp(
+        0, chunks, reduce=reduce.kinds, result_types=[r.type for r in reduce.results]
+    )
+    index = combine.induction_var
+    index.name_hint = "c_part"
+    rank = rows + 1
+    identity = AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank)))
+    loads = [loop.LoadOp(b, identity, [*row_args, index]) for b in buffers]
+    for load, old in zip(loads, reduce.results, strict=True):
+        load.result.name_hint = f"{old.name_hint or 'acc'}_part"
+    combine.body.block.add_ops([*loads, loop.YieldOp(*[ld.result for ld in loads])])
+    for old, new in zip(reduce.results, combine.results, strict=True):
+        new.name_hint = old.name_hint
+    Rewriter.replace_op(reduce, combine)
+    if tail:
+        chunk = block.args[rows]
+        for free in tail:
+            _narrow(free, chunk, free.extent // chunks)
+
+
+@dataclass(frozen=True)
+class ChunkReduce(ModulePass):
+    """Split long reductions of few rows across blocks (see the module docstring)."""
+
+    name = "chunk-reduce"
+
+    chunks: int = 0
+    """Chunks per row for every qualifying reduce; 0: ``chunks_for`` decides."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        del ctx
+        for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
+            if any(binding != "free" for _, _, binding in kernel.axes):
+                continue
+            reduces = [
+                o for o in kernel.body.block.ops if isinstance(o, loop.ForOp) and o.is_reduce
+            ]
+            if len(reduces) != 1 or not _qualifies(kernel, reduces[0]):
+                continue
+            rows = 1
+            for _, extent, _ in kernel.axes:
+                rows *= extent
+            chunks = self.chunks or chunks_for(rows, reduces[0].extent)
+            if chunks > 1 and reduces[0].extent % chunks == 0:
+                split(kernel, reduces[0], chunks)
