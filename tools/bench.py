@@ -484,16 +484,14 @@ def _describe(error: BaseException) -> str:
 
 def _compile_case(case: Case, arch: str, result: CaseResult):
     """(captured program, CompiledProgram), or (None, None) with the failure recorded."""
-    from deplodock.backends.cuda.runtime import CompiledProgram
     from deplodock.frontends.export import import_program
-    from deplodock.pipeline import lower
+    from deplodock.pipeline import compile_program
 
     started = time.perf_counter()
     try:
         captured = case.build()
         module = import_program(captured.program).module
-        lower(module, to="kernel")
-        program = CompiledProgram(module, arch=arch)
+        program = compile_program(module, arch=arch)
     except Exception as error:
         result.status, result.error = "compile failed", _describe(error)
         return None, None

@@ -340,8 +340,11 @@ def _resource_lines(kernels, resources) -> list[str]:
         details = (
             f"{res.registers} registers, {res.shared_bytes} B shared, "
             f"{res.local_bytes} B stack, "
-            + (f"SPILLS {res.spill_stores} B stored / {res.spill_loads} B loaded"
-               if res.spills else "no spills")
+            + (
+                f"SPILLS {res.spill_stores} B stored / {res.spill_loads} B loaded"
+                if res.spills
+                else "no spills"
+            )
             if res
             else "no resource report"
         )
@@ -376,9 +379,17 @@ def _run(args: argparse.Namespace) -> int:
         raise UserInputError(
             "run needs -c EXPRESSION or a model (an .mlir file has no PyTorch reference)"
         )
+    _lower(module, "loop", args, steps, stats=False)
+    fused = module.clone()
     _lower(module, "kernel", args, steps, stats=False)
     program = CompiledProgram(module, arch=args.arch)
     print(f"deplodock run: {captured.source}")
+    spilling = sorted(n for n, r in program.resources.items() if r.spills)
+    if spilling:
+        from deplodock.pipeline import compile_program
+
+        print(f"  {', '.join(spilling)} spill registers: splitting fused reductions off")
+        program = compile_program(fused, arch=args.arch)
     for line in _resource_lines(program.kernels, program.resources):
         print(f"  kernel {line}")
     if not gpu_available():

@@ -130,3 +130,47 @@ def _notes(name: str, module: ModuleOp) -> tuple[str, ...]:
 
         return tuple(refusals(module))
     return ()
+
+
+def compile_fitting(module: ModuleOp, compile_source: Callable, rounds: int = 2):
+    """Lower ``module`` to the kernel level and compile it with ``compile_source`` (CUDA
+    source → an object with ``.resources[name].spills``); a fused kernel that spills
+    registers is split at the tile level (``chunk-reduce{kernels=.. chunks=1}``: its
+    reduction becomes a kernel of its own) and the program compiled again, up to
+    ``rounds`` times. Returns (the kernel-level module, the compiled object, the names
+    of the kernels that were split)."""
+    from deplodock.backends.cuda.emit import emit_cuda
+
+    ctx = make_context()
+    lower(module, to="loop")
+    rest = passes_between("loop", "kernel")
+    first, rest = rest[0], rest[1:]  # tileify: after it, kernels have only free axes
+    get_pass(first)().apply(ctx, module)
+    split: list[str] = []
+    for _ in range(rounds + 1):
+        lowered = module.clone()
+        for name in rest:
+            get_pass(name)().apply(ctx, lowered)
+        lowered.verify()
+        compiled = compile_source(emit_cuda(lowered))
+        spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
+        if not spilling:
+            break
+        before = str(module)
+        get_pass("chunk-reduce")(chunks=1, kernels=tuple(spilling)).apply(ctx, module)
+        module.verify()
+        if str(module) == before:
+            break  # nothing splittable: keep what compiled
+        split += spilling
+    return lowered, compiled, split
+
+
+def compile_program(module: ModuleOp, arch: str = "sm_90"):
+    """``module`` (at the loop level or above) lowered, compiled with NVRTC for ``arch`` and
+    ready to run: a ``CompiledProgram``, with every fused kernel that spilled registers
+    split again (``compile_fitting``)."""
+    from deplodock.backends.cuda.nvrtc import compile_cuda
+    from deplodock.backends.cuda.runtime import CompiledProgram
+
+    lowered, compiled, _ = compile_fitting(module, lambda source: compile_cuda(source, arch=arch))
+    return CompiledProgram(lowered, arch=arch, compiled=compiled)

@@ -34,12 +34,15 @@ def forward_func(module: ModuleOp, entry: str = "forward") -> func.FuncOp:
 class CompiledProgram:
     """A kernel-level program compiled to one cubin, callable on CUDA tensors."""
 
-    def __init__(self, module: ModuleOp, arch: str = "sm_90"):
+    def __init__(
+        self, module: ModuleOp, arch: str = "sm_90", compiled: CompiledModule | None = None
+    ):
+        """``compiled``: the module's cubin when the caller already compiled it."""
         self.module = module
         self.func = forward_func(module)
         self.kernels = [op for op in self.func.body.walk() if isinstance(op, kernel.KernelOp)]
         self.source = emit_cuda(module)
-        self.compiled: CompiledModule = compile_cuda(self.source, arch=arch)
+        self.compiled: CompiledModule = compiled or compile_cuda(self.source, arch=arch)
         self._loaded: LoadedModule | None = None
 
     @property

@@ -27,7 +27,9 @@ Which reduce loops qualify: at the top level of a kernel with only free axes (be
 ``cooperative-reduce``), reading only the kernel's axes, inputs and constants (softmax's
 exp-sum reads the max computed before it, so only its max would qualify, and the pass
 leaves such kernels whole: a chunked max alone saves nothing). How many chunks is the cost
-function ``chunks_for``; ``chunks`` overrides it (1 turns the pass off).
+function ``chunks_for``; ``chunks`` overrides it (1 turns the pass off). With ``kernels``
+named, those kernels are split even into one chunk: fission, the inverse of fusing a
+reduction into its consumer, for a fused kernel that does not fit (``compile_fitting``).
 """
 
 from __future__ import annotations
@@ -206,7 +208,7 @@ def split(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> None:
     module docstring)."""
     part = _chunk_kernel(kernel, reduce, chunks)
     Rewriter.insert_op(part, InsertPoint.before(kernel))
-    tail = _chunked_free_loops(kernel, reduce)
+    tail = _chunked_free_loops(kernel, reduce) if chunks > 1 else None
     rows = kernel.num_axes
     kernel = _rebuild(kernel, chunks if tail else 0, list(part.outputs))
     block = kernel.body.block
@@ -241,9 +243,15 @@ class ChunkReduce(ModulePass):
     chunks: int = 0
     """Chunks per row for every qualifying reduce; 0: ``chunks_for`` decides."""
 
+    kernels: tuple[str, ...] = ()
+    """Only these kernels, split even with ``chunks=1``: the reduction moves into a kernel
+    of its own (how ``compile_fitting`` splits a fused kernel that spills)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         del ctx
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
+            if self.kernels and kernel.sym_name.data not in self.kernels:
+                continue
             if any(binding != "free" for _, _, binding in kernel.axes):
                 continue
             reduces = [
@@ -255,5 +263,6 @@ class ChunkReduce(ModulePass):
             for _, extent, _ in kernel.axes:
                 rows *= extent
             chunks = self.chunks or chunks_for(rows, reduces[0].extent)
-            if chunks > 1 and reduces[0].extent % chunks == 0:
+            wanted = chunks > 1 or bool(self.kernels)
+            if wanted and reduces[0].extent % chunks == 0:
                 split(kernel, reduces[0], chunks)

@@ -1,0 +1,61 @@
+"""A fused kernel that does not fit (NVRTC reports register spills) is split again at the
+tile level, its reduction moved into a kernel of its own, and the program keeps its
+meaning."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import numpy as np
+
+from deplodock.dialects import kernel
+from deplodock.dialects.interpreters.run import run_forward
+from deplodock.frontends.export import graph_inputs, import_program
+from deplodock.frontends.expression import capture_expression
+from deplodock.pipeline import compile_fitting, lower
+
+KERNEL_NAME = re.compile(r"__global__ void __launch_bounds__\(\d+\) (\w+)\(")
+
+
+def _spills_once(name: str):
+    """A stand-in for NVRTC: reports ``name`` spilling the first time it is compiled."""
+    seen: list[str] = []
+
+    def compile_source(source: str):
+        names = KERNEL_NAME.findall(source)
+        resources = {n: SimpleNamespace(spills=n == name and n not in seen) for n in names}
+        seen.extend(names)
+        return SimpleNamespace(resources=resources, names=names)
+
+    return compile_source
+
+
+def test_spilling_kernel_is_split_and_keeps_its_meaning() -> None:
+    captured = capture_expression("torch.nn.RMSNorm(2048)(torch.randn(1,8,2048))")
+    imported = import_program(captured.program)
+    module = lower(imported.module, to="loop")
+    rng = np.random.default_rng(0)
+    specs = graph_inputs(imported.func)
+    inputs = [
+        rng.standard_normal(2048 if spec.kind == "param" else (1, 8, 2048)).astype(np.float32)
+        for spec in specs
+    ]
+    x, w = (inputs[1], inputs[0]) if specs[0].kind == "param" else (inputs[0], inputs[1])
+    x64 = x.astype(np.float64)
+    want = x64 / np.sqrt((x64**2).mean(-1, keepdims=True) + np.finfo(np.float32).eps) * w
+
+    lowered, compiled, split = compile_fitting(module, _spills_once("k_rms_norm"))
+
+    assert split == ["k_rms_norm"]
+    names = [op.sym_name.data for op in lowered.walk() if isinstance(op, kernel.KernelOp)]
+    assert names == ["k_rms_norm_chunks", "k_rms_norm"] == compiled.names
+    (got,) = run_forward(lowered, inputs)
+    assert np.abs(got - want).max() / np.abs(want).max() <= 1e-5
+
+
+def test_a_program_that_fits_is_compiled_once() -> None:
+    captured = capture_expression("torch.nn.RMSNorm(2048)(torch.randn(1,8,2048))")
+    module = lower(import_program(captured.program).module, to="loop")
+    lowered, compiled, split = compile_fitting(module, _spills_once("no_such_kernel"))
+    assert split == [] and compiled.names == ["k_rms_norm"]
