@@ -19,6 +19,7 @@ _PASSES: dict[str, str] = {
     "cooperative-reduce": "deplodock.passes.tile.cooperative_reduce:CooperativeReduce",
     "blockify-launch": "deplodock.passes.tile.blockify_launch:BlockifyLaunch",
     "stage-inputs": "deplodock.passes.tile.stage_inputs:StageInputs",
+    "register-tile": "deplodock.passes.tile.register_tile:RegisterTile",
     "vectorize": "deplodock.passes.tile.vectorize:Vectorize",
     "mark-unroll": "deplodock.passes.tile.mark_unroll:MarkUnroll",
     "materialize": "deplodock.passes.kernel.materialize:Materialize",

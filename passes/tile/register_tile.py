@@ -1,0 +1,335 @@
+"""``register-tile``: each thread of a contraction computes a ``TM x TN`` tile of outputs.
+
+Right after ``tileify`` a matmul-like kernel computes one output per iteration point of its
+axes: ``out[m, n] = sum_k x[m, k] * w[k, n]`` (plus a prologue on the operands and an
+epilogue: bias, activation, residual). Each multiply-add then costs two loads, and every
+loaded element is loaded again by the ``N - 1`` (resp. ``M - 1``) other outputs that need
+it. This pass unrolls the last two axes by ``TM`` and ``TN`` and jams the copies' K loops
+into one, so a thread holds ``TM * TN`` accumulators in registers and loads each operand
+element it needs once per ``k``: ``x[m_i, k]`` serves the ``TN`` columns of row ``i``,
+``w[k, n_j]`` the ``TM`` rows of column ``j``. The loads per FMA fall from 2 to
+``(TM + TN) / (TM * TN)`` (1/2 for 4 x 4)::
+
+    axes(%a0 : 64 = free, %a1 : 96 = free) {
+      %acc = loop.for %k = 0 to 128 reduce(add) -> f32 {
+        %x = loop.load %x_b[%a0, %k]     %w = loop.load %w_b[%k, %a1]
+        %p = arith.mulf %x, %w           loop.yield %p }
+      %r = arith.maximumf %acc, %zero    loop.store %r, %y_b[%a0, %a1] }
+
+    axes(%a0_g : 16 = free, %a1_g : 24 = free) {
+      %a0_0 = affine.apply (%a0_g * 4) .. %a0_3 = affine.apply (%a0_g * 4 + 3)   // rows
+      %a1_0 = affine.apply (%a1_g * 4) .. %a1_3 = affine.apply (%a1_g * 4 + 3)   // columns
+      %acc_0_0, .., %acc_3_3 = loop.for %k = 0 to 128 reduce(add, .., add) -> (f32, ..) {
+        %x_r0 .. %x_r3 = loop.load %x_b[%a0_i, %k]        // 4 row loads
+        %w_c0 .. %w_c3 = loop.load %w_b[%k, %a1_j]        // 4 column loads
+        %p_0_0 = arith.mulf %x_r0, %w_c0 .. %p_3_3       // 16 products
+        loop.yield %p_0_0, .., %p_3_3 }
+      the epilogue, once per (i, j): %r_i_j = arith.maximumf %acc_i_j, %zero; store .. }
+
+The rewrite, unroll-and-jam of the two axes over the kernel's top-level ops:
+
+* the axes' extents become ``M / TM`` and ``N / TN``; the index of copy ``(i, j)`` is
+  ``%m_i = affine.apply (%m_g * TM + i)`` and ``%n_j = affine.apply (%n_g * TN + j)``,
+  computed once per thread at the top of the kernel;
+* each top-level reduce loop becomes one loop carrying ``TM * TN`` times its accumulators
+  (``(i, j)``-major), each with its own combine kind (add, max, ...: nothing is merged
+  across copies); its body holds every copy's ops, and a copy of an op whose operands are
+  the same as an earlier copy's is not emitted again: a pure op, or a load of a buffer the
+  kernel never writes (the row loads are shared across ``j``, the column loads across
+  ``i``, a prologue such as ``x + b`` is computed ``TM`` times, not ``TM * TN``);
+* every other top-level op (the prologue's scalars, the epilogue, the stores) is
+  replicated per ``(i, j)`` in runs between reduce loops, with the same deduplication (a
+  bias ``b[n_j]`` is loaded ``TN`` times, a constant once).
+
+So the same additions happen in the same order per output: the result is exact, not
+merely close.
+
+The decision is ``tile_factors``: a kernel straight from ``tileify`` (every axis free, no
+``register_tile`` attribute yet: the pass is idempotent), at least two axes, and a
+contraction (a top-level reduce loop loads an element that not every axis indexes; see
+``cooperative_reduce.is_contraction``). Each of the last two axes is tiled by its factor
+(``tm`` for the second-to-last, ``tn`` for the last; 4 by default, 1 leaves the axis alone)
+when the factor divides its extent and some load of a reduce loop does not depend on that
+axis (else no load is shared across its copies: nothing to reuse). The pass refuses a
+reduce loop that writes memory. The tiled kernel carries ``register_tile = array<i64: TM,
+TN>``, which later passes read: each thread keeps its whole tile (the K loop stays
+per thread; ``cooperative-reduce`` must not deal it out across threads).
+
+Not done yet (later passes of issue 6): shared-memory tiles of the operands shared by a
+block (``stage-inputs`` for matmuls), a layout of the tile that keeps a warp's loads
+coalesced (``permute-register-tile``: here consecutive threads are ``TN`` columns apart),
+wide (float4) loads of a row of the tile, cp.async and TMA copies, K pipelining and the cost
+model that picks ``TM``/``TN`` from the register budget and the shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import affine
+from xdsl.dialects.builtin import AffineMapAttr, DenseArrayBase, IndexType, ModuleOp, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.traits import MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import DiagnosticException
+
+from deplodock.dialects import loop, tile
+from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
+
+DEFAULT_TM = 4
+DEFAULT_TN = 4
+ATTRIBUTE = "register_tile"
+"""The tiled kernel's attribute: ``array<i64: TM, TN>``, the factors of its last two axes."""
+
+
+def register_tile_of(kernel: tile.KernelOp) -> tuple[int, int] | None:
+    """``(TM, TN)`` when ``register-tile`` tiled this kernel, else None."""
+    attr = kernel.attributes.get(ATTRIBUTE)
+    if isinstance(attr, DenseArrayBase):
+        tm, tn = attr.get_values()
+        return int(tm), int(tn)
+    return None
+
+
+def _depends_on(value: SSAValue, axis: SSAValue, memo: dict[SSAValue, bool]) -> bool:
+    """Whether ``value`` is computed from ``axis`` (a loop's results: through its body)."""
+    if value is axis:
+        return True
+    if value in memo:
+        return memo[value]
+    memo[value] = False
+    owner = value.owner
+    found = isinstance(owner, Operation) and any(
+        _depends_on(o, axis, memo) for inner in owner.walk() for o in inner.operands
+    )
+    memo[value] = found
+    return found
+
+
+def _reused_across(reduces: list[loop.ForOp], axis: SSAValue) -> bool:
+    """Whether some load of a reduce loop does not depend on ``axis``: copies of the axis
+    would share it (``w[k, n]`` across the rows ``m``)."""
+    memo: dict[SSAValue, bool] = {}
+    for reduce in reduces:
+        for load in reduce.walk():
+            if isinstance(load, loop.LoadOp) and not any(
+                _depends_on(i, axis, memo) for i in load.indices
+            ):
+                return True
+    return False
+
+
+def _factor(extent: int, factor: int, reused: bool) -> int:
+    return factor if factor > 1 and extent % factor == 0 and reused else 1
+
+
+def tile_factors(kernel: tile.KernelOp, tm: int, tn: int) -> tuple[int, int] | None:
+    """Cost function: ``(TM, TN)`` for the last two axes of ``kernel``, or None to leave it.
+
+    See the module docstring: a contraction straight from ``tileify``, each axis tiled by
+    its factor when the factor divides its extent and the axis's copies share a load.
+    """
+    axes = kernel.axes
+    if ATTRIBUTE in kernel.attributes or len(axes) < 2:
+        return None
+    if any(binding != "free" for _, _, binding in axes):
+        return None
+    reduces = top_level_reduces(kernel)
+    if not reduces or not is_contraction(kernel, reduces):
+        return None
+    if any(o.has_trait(MemoryWriteEffect) for r in reduces for o in r.walk()):
+        return None
+    (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
+    factors = (
+        _factor(m_extent, tm, _reused_across(reduces, m)),
+        _factor(n_extent, tn, _reused_across(reduces, n)),
+    )
+    return factors if factors != (1, 1) else None
+
+
+def _apply(expr: AffineExpr, operand: SSAValue, hint: str) -> affine.ApplyOp:
+    op = affine.ApplyOp([operand], AffineMapAttr(AffineMap(1, 0, (expr,))))
+    op.result.name_hint = hint
+    return op
+
+
+class _Jammer:
+    """Emits the copies of ops, one value mapping per ``(i, j)``, sharing identical ones."""
+
+    def __init__(self, tm: int, tn: int, m: SSAValue, n: SSAValue, written: set[SSAValue]):
+        self.tm, self.tn = tm, tn
+        self.copies = [(i, j) for i in range(tm) for j in range(tn)]
+        self.maps: dict[tuple[int, int], dict[SSAValue, SSAValue]] = {c: {} for c in self.copies}
+        self.axes = (m, n)
+        self.written = written  # buffers stored to somewhere in the kernel
+        self.shared: dict[tuple, Operation] = {}  # (original op, mapped operands) -> copy
+        self.memo: tuple[dict, dict] = ({}, {})
+
+    def _shareable(self, op: Operation) -> bool:
+        if op.regions:
+            return False
+        if isinstance(op, loop.LoadOp):
+            return op.buffer not in self.written
+        return op.has_trait(Pure)
+
+    def _hint(self, value: SSAValue, i: int, j: int) -> str | None:
+        if value.name_hint is None:
+            return None
+        on_m = self.tm > 1 and _depends_on(value, self.axes[0], self.memo[0])
+        on_n = self.tn > 1 and _depends_on(value, self.axes[1], self.memo[1])
+        if on_m and on_n:
+            return f"{value.name_hint}_r{i}c{j}"
+        if on_m:
+            return f"{value.name_hint}_r{i}"
+        if on_n:
+            return f"{value.name_hint}_c{j}"
+        return value.name_hint
+
+    def emit(self, op: Operation, copy: tuple[int, int], at: Block) -> None:
+        """Add copy ``copy`` of ``op`` at the end of ``at`` (or reuse an identical one)."""
+        mapping = self.maps[copy]
+        operands = tuple(mapping.get(o, o) for o in op.operands)
+        key = (op, operands)
+        if self._shareable(op) and key in self.shared:
+            for old, new in zip(op.results, self.shared[key].results, strict=True):
+                mapping[old] = new
+            return
+        new = op.clone(mapping)
+        for old, result in zip(op.results, new.results, strict=True):
+            result.name_hint = self._hint(old, *copy)
+        at.add_op(new)
+        if self._shareable(op):
+            self.shared[key] = new
+
+    def jam(self, reduce: loop.ForOp, at: Block) -> None:
+        """One reduce loop with every copy's accumulators, added at the end of ``at``."""
+        body = Block(arg_types=[IndexType()])
+        iv = body.args[0]
+        iv.name_hint = reduce.induction_var.name_hint
+        yielded: list[SSAValue] = []
+        for copy in self.copies:
+            self.maps[copy][reduce.induction_var] = iv
+        for copy in self.copies:
+            for op in reduce.body.block.ops:
+                if isinstance(op, loop.YieldOp):
+                    yielded += [self.maps[copy].get(v, v) for v in op.values]
+                else:
+                    self.emit(op, copy, body)
+        body.add_op(loop.YieldOp(*yielded))
+        count = len(self.copies)
+        jammed = loop.ForOp(
+            reduce.lower.data,
+            reduce.upper.data,
+            Region(body),
+            reduce.kinds * count,
+            [r.type for r in reduce.results] * count,
+        )
+        jammed.unroll = reduce.unroll
+        jammed.attributes.update(reduce.attributes)
+        at.add_op(jammed)
+        results = iter(jammed.results)
+        for copy in self.copies:
+            for old in reduce.results:
+                new = next(results)
+                self.maps[copy][old] = new
+                new.name_hint = self._hint(old, *copy)
+
+
+class RegisterTileKernel(RewritePattern):
+    """Unroll-and-jam the last two axes of a contraction kernel (see the module docstring)."""
+
+    def __init__(self, tm: int, tn: int):
+        self.tm, self.tn = tm, tn
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        factors = tile_factors(op, self.tm, self.tn)
+        if factors is None:
+            return
+        tm, tn = factors
+        old = op.body.block
+        axes = op.axes
+        (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
+        written = {s.buffer for s in op.walk() if isinstance(s, loop.StoreOp)}
+        jammer = _Jammer(tm, tn, m, n, written)
+
+        new = Block(arg_types=[a.type for a in old.args])
+        for arg, new_arg in zip(old.args, new.args, strict=True):
+            new_arg.name_hint = arg.name_hint
+            for mapping in jammer.maps.values():
+                mapping[arg] = new_arg
+        new_m, new_n = new.args[len(axes) - 2], new.args[len(axes) - 1]
+        # The index of each copy: %m_i = %m_g * TM + i (and %n_j), once per thread.
+        for axis, new_axis, factor, position in ((m, new_m, tm, 0), (n, new_n, tn, 1)):
+            if factor == 1:
+                continue
+            name = axis.name_hint or "a"
+            new_axis.name_hint = f"{name}_g"
+            d0 = AffineExpr.dimension(0)
+            for k in range(factor):
+                index = _apply(d0 * factor + k, new_axis, f"{name}_{'rc'[position]}{k}")
+                new.add_op(index)
+                for copy, mapping in jammer.maps.items():
+                    if copy[position] == k:
+                        mapping[axis] = index.result
+
+        run: list[Operation] = []  # top-level ops between reduce loops, replicated together
+
+        def flush() -> None:
+            for copy in jammer.copies:
+                for child in run:
+                    jammer.emit(child, copy, new)
+            run.clear()
+
+        for child in old.ops:
+            if isinstance(child, loop.ForOp) and child.is_reduce:
+                flush()
+                jammer.jam(child, new)
+            else:
+                run.append(child)
+        flush()
+
+        extents = [e for _, e, _ in axes]
+        extents[-2], extents[-1] = m_extent // tm, n_extent // tn
+        tiled = tile.KernelOp(
+            op.sym_name.data,
+            [(e, b) for e, (_, _, b) in zip(extents, axes, strict=True)],
+            list(op.inputs),
+            [r.type for r in op.results],
+            Region(new),
+        )
+        tiled.attributes.update(op.attributes)
+        tiled.attributes[ATTRIBUTE] = DenseArrayBase.from_list(i64, [tm, tn])
+        rewriter.replace_op(op, tiled)
+
+
+@dataclass(frozen=True)
+class RegisterTile(ModulePass):
+    """Give each thread of a contraction a ``tm x tn`` tile of outputs (see ``tile_factors``)."""
+
+    name = "register-tile"
+
+    tm: int = DEFAULT_TM
+    """Rows of the tile: the factor of the second-to-last axis (1: leave that axis)."""
+
+    tn: int = DEFAULT_TN
+    """Columns of the tile: the factor of the last axis (1: leave that axis)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.tm < 1 or self.tn < 1:
+            raise DiagnosticException(
+                f"register-tile: tm={self.tm} and tn={self.tn} must be at least 1"
+            )
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([RegisterTileKernel(self.tm, self.tn)], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)
