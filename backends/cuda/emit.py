@@ -17,6 +17,10 @@ operands), so loads can take the read-only path. The walk is one-to-one:
   through ``__int_as_float`` so no header is needed).
 * A reduce ``kernel.for`` keeps one mutable accumulator per kind: ``float acc = <identity>;
   for (..) { ..; acc = acc + v; }``; a ``kernel.for`` with ``unroll`` gets ``#pragma unroll``.
+  A thread-strided loop whose trip count is the same for every thread counts from 0
+  (``for (j = 0; j < 8; ++j) { a = t + j * 256; .. }``): unrolled, its loads are the same
+  expressions in every loop over the row, and NVRTC keeps them in registers (softmax's
+  three passes load each element once and compute its exp once).
 * Indices: an index value is an ``int`` when its range (known from the ops that bind it)
   fits in 32 bits, else ``long long``; buffer accesses are linearised row-major with the
   memref's shape and computed in ``long long`` only when the buffer has 2^31 or more
@@ -517,15 +521,42 @@ class _KernelEmitter:
         if op.unroll is not None:
             count = op.unroll.data
             self.line("#pragma unroll" if count <= 0 else f"#pragma unroll {count}")
-        increment = f"++{name}" if step == 1 else f"{name} += {step}"
-        self.line(f"for ({iv_type} {name} = {start}; {name} < {limit}; {increment}) {{")
+        trips = self._uniform_trips(op, limit)
         self.depth += 1
+        if trips is not None:
+            # Every thread runs the same count: count from 0 so that, unrolled, each
+            # iteration's addresses are the same expressions in every loop over the row
+            # (the compiler can then keep a row's loads in registers across the loops).
+            counter = self._fresh(f"{name}_j", "j")
+            self.lines.append(
+                "  " * (self.depth - 1)
+                + f"for (int {counter} = 0; {counter} < {trips}; ++{counter}) {{"
+            )
+            self.line(f"const {iv_type} {name} = {start} + {counter} * {step};")
+        else:
+            increment = f"++{name}" if step == 1 else f"{name} += {step}"
+            self.lines.append(
+                "  " * (self.depth - 1)
+                + f"for ({iv_type} {name} = {start}; {name} < {limit}; {increment}) {{"
+            )
         if vector == 1:
             self._body(op.body.block, accumulators)
         else:
             self._vector_body(op, name, iv_type, vector, accumulators)
         self.depth -= 1
         self.line("}")
+
+    @staticmethod
+    def _uniform_trips(op: kernel.ForOp, limit: int) -> int | None:
+        """The trip count when it is the same for every thread: the start ranges over
+        ``[0, step)`` (a thread index) and ``step`` divides the count ``limit``."""
+        bounds = _range(op.start)
+        step = op.step.data
+        if isinstance(op.start.owner, arith.ConstantOp):
+            return None  # already the same for every thread, and read as it is
+        if bounds is None or bounds[0] < 0 or bounds[1] >= step or limit % step:
+            return None
+        return limit // step
 
     def _body(self, body: Block, accumulators: list, lane: int | None = None, wide=None) -> None:
         """A loop body once; in lane ``lane`` of a vector loop, ``wide`` maps its vector

@@ -90,7 +90,8 @@ builtin.module {
 // CHECK-NEXT:   const int lane = t % 32;
 // CHECK-NEXT:   const int warp = t / 32;
 // CHECK-NEXT:   float ss_part = 0.0f;
-// CHECK-NEXT:   for (int a1 = t; a1 < 2048; a1 += 256) {
+// CHECK-NEXT:   for (int a1_j = 0; a1_j < 8; ++a1_j) {
+// CHECK-NEXT:     const int a1 = t + a1_j * 256;
 // CHECK-NEXT:     const float v = xb[a0 * 2048 + a1];
 // CHECK-NEXT:     const float q = v * v;
 // CHECK-NEXT:     ss_part = ss_part + q;
@@ -138,7 +139,8 @@ builtin.module {
 // CHECK-NEXT:   const float m = ss * 0.00048828125f;
 // CHECK-NEXT:   const float s = m + 1e-06f;
 // CHECK-NEXT:   const float r = rsqrtf(s);
-// CHECK-NEXT:   for (int a2 = t; a2 < 2048; a2 += 256) {
+// CHECK-NEXT:   for (int a2_j = 0; a2_j < 8; ++a2_j) {
+// CHECK-NEXT:     const int a2 = t + a2_j * 256;
 // CHECK-NEXT:     const float v2 = xb[a0 * 2048 + a2];
 // CHECK-NEXT:     const float w = wb[a2];
 // CHECK-NEXT:     const float h = v2 * r;

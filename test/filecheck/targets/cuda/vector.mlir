@@ -1,7 +1,9 @@
 // RUN: deplo-opt %s -t cuda | filecheck %s
 
-// A `vector 4` loop: the counter runs over groups of four, contiguous accesses become one
-// float4 load or store per group (loads before the four lanes, stores after), a broadcast
+// A `vector 4` loop: the counter runs over groups of four (counted from 0 when every
+// thread runs the same number, 2 here, so unrolled loops repeat the same addresses);
+// contiguous accesses become one float4 load or store per group (loads before the four
+// lanes, stores after), a broadcast
 // read (%s, the same for every lane) and a transposed one stay scalar, and the reduction
 // folds the four lanes in order.
 
@@ -27,7 +29,8 @@ builtin.module {
 }
 
 // CHECK:      float s = 0.0f;
-// CHECK-NEXT: for (int a_v4 = t; a_v4 < 512; a_v4 += 256) {
+// CHECK-NEXT: for (int a_v4_j = 0; a_v4_j < 2; ++a_v4_j) {
+// CHECK-NEXT:   const int a_v4 = t + a_v4_j * 256;
 // CHECK-NEXT:   const int a_0 = 4 * a_v4;
 // CHECK-NEXT:   const float4 v4 = *reinterpret_cast<const float4*>(&xb[b * 2048 + a_0]);
 // CHECK-NEXT:   const float v = v4.x;
@@ -37,7 +40,8 @@ builtin.module {
 // CHECK:        const float v_3 = v4.w;
 // CHECK-NEXT:   s = s + v_3;
 // CHECK-NEXT: }
-// CHECK-NEXT: for (int a2_v4 = t; a2_v4 < 512; a2_v4 += 256) {
+// CHECK-NEXT: for (int a2_v4_j = 0; a2_v4_j < 2; ++a2_v4_j) {
+// CHECK-NEXT:   const int a2_v4 = t + a2_v4_j * 256;
 // CHECK-NEXT:   const int a2_0 = 4 * a2_v4;
 // CHECK-NEXT:   const float4 v24 = *reinterpret_cast<const float4*>(&xb[b * 2048 + a2_0]);
 // CHECK-NEXT:   float4 yb4;
