@@ -52,8 +52,13 @@ contraction (a top-level reduce loop loads an element that not every axis indexe
 when the factor divides its extent and some load of a reduce loop does not depend on that
 axis (else no load is shared across its copies: nothing to reuse). The pass refuses a
 reduce loop that writes memory. The tiled kernel carries ``register_tile = array<i64: TM,
-TN>``, which later passes read: each thread keeps its whole tile (the K loop stays
-per thread; ``cooperative-reduce`` must not deal it out across threads).
+TN>`` (``register_tile_of`` reads it). Each thread must keep its whole tile: the K loop
+stays per thread, and ``cooperative-reduce`` must not deal it out across threads. Its cost
+function already leaves a contraction with K < 256 and at least 132 tiles to one thread
+each; it does not read the attribute yet, so a longer K (or fewer tiles) is still made
+cooperative, with one ``tile.combine`` per accumulator (``test_register_tile.py`` holds
+that case as an expected failure until it does). The pass stays out of the pipeline until
+it is measured on the GPU: ``deplo-opt -p tileify,register-tile,...`` runs it.
 
 Not done yet (later passes of issue 6): shared-memory tiles of the operands shared by a
 block (``stage-inputs`` for matmuls), a layout of the tile that keeps a warp's loads
@@ -309,7 +314,7 @@ class RegisterTileKernel(RewritePattern):
         )
         tiled.attributes.update(op.attributes)
         tiled.attributes[ATTRIBUTE] = DenseArrayBase.from_list(i64, [tm, tn])
-        rewriter.replace_op(op, tiled)
+        rewriter.replace(op, tiled)
 
 
 @dataclass(frozen=True)
