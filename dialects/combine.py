@@ -32,10 +32,10 @@ COMBINE_KINDS: dict[str, CombineKind] = {
     "add": CombineKind("add", 0.0, np.sum, np.add, arith.AddfOp, arith.AddiOp, "{a} + {b}"),
     "mul": CombineKind("mul", 1.0, np.prod, np.multiply, arith.MulfOp, arith.MuliOp, "{a} * {b}"),
     "max": CombineKind(
-        "max", -math.inf, np.max, np.maximum, arith.MaximumfOp, arith.MaxSIOp, "fmaxf({a}, {b})"
+        "max", -math.inf, np.max, np.maximum, arith.MaximumfOp, arith.MaxSIOp, "maximumf({a}, {b})"
     ),
     "min": CombineKind(
-        "min", math.inf, np.min, np.minimum, arith.MinimumfOp, arith.MinSIOp, "fminf({a}, {b})"
+        "min", math.inf, np.min, np.minimum, arith.MinimumfOp, arith.MinSIOp, "minimumf({a}, {b})"
     ),
 }
 
