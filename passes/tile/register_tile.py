@@ -53,12 +53,9 @@ when the factor divides its extent and some load of a reduce loop does not depen
 axis (else no load is shared across its copies: nothing to reuse). The pass refuses a
 reduce loop that writes memory. The tiled kernel carries ``register_tile = array<i64: TM,
 TN>`` (``register_tile_of`` reads it). Each thread must keep its whole tile: the K loop
-stays per thread, and ``cooperative-reduce`` must not deal it out across threads. Its cost
-function already leaves a contraction with K < 256 and at least 132 tiles to one thread
-each; it does not read the attribute yet, so a longer K (or fewer tiles) is still made
-cooperative, with one ``tile.combine`` per accumulator (``test_register_tile.py`` holds
-that case as an expected failure until it does). The pass stays out of the pipeline until
-it is measured on the GPU: ``deplo-opt -p tileify,register-tile,...`` runs it.
+stays per thread, and ``cooperative-reduce`` leaves a kernel with that attribute alone. The
+pass stays out of the pipeline until it is measured on the GPU (it does not yet back off
+when too few tiles would fill the GPU): ``deplo-opt -p tileify,register-tile,...`` runs it.
 
 Not done yet (later passes of issue 6): shared-memory tiles of the operands shared by a
 block (``stage-inputs`` for matmuls), a layout of the tile that keeps a warp's loads
