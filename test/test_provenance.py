@@ -136,6 +136,8 @@ def test_loop_kernels_cover_torch_ops_in_program_order() -> None:
     ]  # one kernel per ten op (broadcasts, product, reduce), each naming its torch op
     (kernel,) = _kernels(fused)
     assert _covers(kernel) == ["add", "matmul", "relu"]
+    # the fused kernel's own location merges its parts' (not loc(unknown))
+    assert sorted(o.name for o in origins(kernel.location)) == ["add", "matmul", "relu"]
     table = origin_table(fused)  # resolved from the locations of the fused kernel's ops
     assert [table[n].target for n in _covers(kernel)] == [
         "aten.add.Tensor",

@@ -118,6 +118,7 @@ from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import index_map_for
 from deplodock.dialects.interpreters.scalar import numpy_dtype
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
+from deplodock.dialects.torch import merge_locations
 
 COVERS = "covers"
 REFUSED = "fusion.refused"
@@ -481,6 +482,7 @@ def _replay(body: Region, names: dict | None, producer: KernelOp, consumer: Kern
     fused = KernelOp(consumer.sym_name.data, inputs, consumer.result_types, region)
     fused.attributes.update(consumer.attributes)
     fused.attributes[COVERS] = _merged_covers(producer, consumer)
+    fused.location = merge_locations(producer.location, consumer.location)
     for a, b in zip(consumer.results, fused.results, strict=True):
         b.name_hint = a.name_hint
     return fused
@@ -612,6 +614,7 @@ def substitute(consumer: KernelOp, producer: KernelOp) -> KernelOp:
     fused = KernelOp(consumer.sym_name.data, inputs, consumer.result_types, Region(block))
     fused.attributes.update(consumer.attributes)
     fused.attributes[COVERS] = _merged_covers(producer, consumer)
+    fused.location = merge_locations(producer.location, consumer.location)
     for old, new in zip(consumer.results, fused.results, strict=True):
         new.name_hint = old.name_hint
     cleanup(fused)
