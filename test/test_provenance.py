@@ -289,3 +289,13 @@ def test_a_gather_reads_only_its_rows() -> None:
     assert stats.bytes_read == 8 * 64 * 4 + 8 * 8  # the rows, and the i64 ids
     (embedding,) = eager_stats(lifted)
     assert embedding.origin.op == "embedding" and embedding.bytes_read == stats.bytes_read
+
+
+def test_cli_debuginfo_prints_locations(capsys) -> None:
+    assert (
+        main(["compile", "-c", "torch.relu(torch.randn(4,8) + 1)", "--ir", "loop", "--debuginfo"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert 'loc("add"(callsite("aten.add.Tensor" at "<expression>":1:0)))' in out
+    assert "loop.kernel @k_relu" in out

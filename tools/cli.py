@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import resource
 import sys
@@ -83,6 +84,12 @@ def _parser() -> argparse.ArgumentParser:
     add_common(compile_)
     compile_.add_argument("--ir", choices=LEVELS, default="cuda", help="the level to print")
     compile_.add_argument("-o", "--output", help="write the result here instead of stdout")
+    compile_.add_argument(
+        "--debuginfo",
+        action="store_true",
+        help="print each op's location: the torch ops (module, ATen overload, source line) it "
+        "computes; the printed IR still reads back",
+    )
     compile_.add_argument(
         "--resources",
         action="store_true",
@@ -321,6 +328,12 @@ def _compile(args: argparse.Namespace) -> int:
             text = emit_cuda(module)
         if args.resources:
             _print_resources(module, text, args.arch)
+    elif args.debuginfo:
+        from xdsl.printer import Printer
+
+        buffer = io.StringIO()
+        Printer(stream=buffer, print_debuginfo=True).print_op(module)
+        text = buffer.getvalue() + "\n"
     else:
         text = str(module) + "\n"
     if args.stats:
