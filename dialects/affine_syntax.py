@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from xdsl.dialects import affine
+from xdsl.dialects.builtin import AffineMapAttr
 from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -302,3 +304,10 @@ def row_major_offset(map: AffineMap, shape: Sequence[int]) -> AffineExpr:
     for expr, stride in zip(map.results, strides, strict=True):
         total = total + (expr * stride if stride != 1 else expr)
     return total
+
+
+def apply_op(expr: AffineExpr, operands: Sequence[SSAValue], hint: str | None) -> affine.ApplyOp:
+    """``affine.apply`` of one expression over ``operands`` (dim i = operand i), named."""
+    op = affine.ApplyOp(list(operands), AffineMapAttr(AffineMap(len(operands), 0, (expr,))))
+    op.result.name_hint = hint
+    return op

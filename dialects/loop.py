@@ -187,6 +187,12 @@ def parse_vector(parser: Parser) -> IntAttr | None:
     return IntAttr(parser.parse_integer()) if parser.parse_optional_keyword("vector") else None
 
 
+def vector_of(op: IRDLOperation) -> int:
+    """The ``vector`` width of a strided loop (``tile.strided_for``, ``kernel.for``); 1 if none."""
+    vector = op.properties.get("vector")
+    return vector.data if isinstance(vector, IntAttr) else 1
+
+
 def verify_vector(op: IRDLOperation, vector: IntAttr | None, upper: int) -> None:
     """A vector width is a supported one and divides the loop's upper bound."""
     if vector is None:

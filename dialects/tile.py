@@ -87,6 +87,8 @@ from deplodock.dialects.loop import (
 
 BINDINGS = ("free", "thread", "block")
 MAX_THREADS_PER_BLOCK = 1024
+WARP = 32  # threads that run in lockstep and exchange registers by shuffles
+NUM_SMS = 132  # H200 (sm_90): blocks it takes to give every SM one
 MAX_SHARED_BYTES = 227 * 1024  # sm_90: shared memory per block (the kernel level's limit)
 
 

@@ -74,6 +74,7 @@ from deplodock.dialects.affine_syntax import (
 )
 from deplodock.dialects.combine import combine_kind
 from deplodock.dialects.kernel import SHARED_ALIGNMENT
+from deplodock.dialects.loop import vector_of
 
 INT32_MAX = 2**31 - 1
 VECTOR_TYPES = {"float": "float", "int": "int"}
@@ -539,7 +540,7 @@ class _KernelEmitter:
             accumulators.append((kind, name, result.type))
         iv = op.induction_var
         upper, step = op.upper.data, op.step.data
-        vector = op.vector.data if op.vector is not None else 1
+        vector = vector_of(op)
         limit = upper // vector
         iv_type = "int" if upper + step * vector - 1 <= INT32_MAX else "long long"
         start = self.ref(op.start)
@@ -551,23 +552,18 @@ class _KernelEmitter:
             count = op.unroll.data
             self.line("#pragma unroll" if count <= 0 else f"#pragma unroll {count}")
         trips = self._uniform_trips(op, limit)
-        self.depth += 1
         if trips is not None:
             # Every thread runs the same count: count from 0 so that, unrolled, each
             # iteration's addresses are the same expressions in every loop over the row
             # (the compiler can then keep a row's loads in registers across the loops).
             counter = self._fresh(f"{name}_j", "j")
-            self.lines.append(
-                "  " * (self.depth - 1)
-                + f"for (int {counter} = 0; {counter} < {trips}; ++{counter}) {{"
-            )
+            self.line(f"for (int {counter} = 0; {counter} < {trips}; ++{counter}) {{")
+            self.depth += 1
             self.line(f"const {iv_type} {name} = {start} + {counter} * {step};")
         else:
             increment = f"++{name}" if step == 1 else f"{name} += {step}"
-            self.lines.append(
-                "  " * (self.depth - 1)
-                + f"for ({iv_type} {name} = {start}; {name} < {limit}; {increment}) {{"
-            )
+            self.line(f"for ({iv_type} {name} = {start}; {name} < {limit}; {increment}) {{")
+            self.depth += 1
         if vector == 1:
             self._body(op.body.block, accumulators)
         else:
@@ -614,9 +610,10 @@ class _KernelEmitter:
         self.names[iv] = base
         wide = {child: "" for child in self._wide_accesses(op, vector)}
         # Index math inside the loop that a wide access needs, computed once for lane 0.
-        for apply in self._index_ops(op, wide):
+        index_ops = self._index_ops(op, wide)
+        for apply in index_ops:
             self.apply(apply)
-        at_base = {v: self.names[v] for a in self._index_ops(op, wide) for v in a.results}
+        at_base = {apply.result: self.names[apply.result] for apply in index_ops}
         for access in wide:
             vtype = VECTOR_TYPES[scalar_type(access.buffer.type.element_type)] + str(vector)
             hint = access.results[0].name_hint if access.results else access.buffer.name_hint

@@ -92,6 +92,7 @@ from deplodock.dialects.interpreters.tile import (
     run_loop,
     scatter,
 )
+from deplodock.dialects.loop import vector_of
 
 WARP = 32
 LANES = 1 << 15
@@ -450,7 +451,7 @@ class KernelBodyFunctions(SimtFunctions):
 
     @impl(kernel.ForOp)
     def run_for(self, interpreter: Interpreter, op: kernel.ForOp, args: tuple):
-        vector = op.vector.data if op.vector is not None else 1
+        vector = vector_of(op)
         return run_loop(
             interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds, vector
         )

@@ -74,6 +74,7 @@ from deplodock.dialects.affine_syntax import eval_map
 from deplodock.dialects.combine import combine_kind
 from deplodock.dialects.interpreters.loop import poisoned
 from deplodock.dialects.interpreters.scalar import ScalarFunctions, numpy_dtype
+from deplodock.dialects.loop import vector_of
 
 TILE_LANES = 1 << 18
 """Most lanes a tile kernel vectorises at once; beyond, outer block/free axes iterate."""
@@ -438,7 +439,7 @@ class TileBodyFunctions(SimtFunctions):
     def run_strided_for(
         self, interpreter: Interpreter, op: tile.StridedForOp, args: tuple[Any, ...]
     ):
-        vector = op.vector.data if op.vector is not None else 1
+        vector = vector_of(op)
         return run_loop(
             interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds, vector
         )

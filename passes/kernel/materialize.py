@@ -39,9 +39,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, arith, scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
-    AffineMapAttr,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -62,19 +61,14 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.access import vector_access
+from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import combine_op
+from deplodock.dialects.tile import WARP
 
-WARP = 32
 FILL_VECTOR = 4
 """A staging fill copies 16 bytes per thread and step where the slab and source allow."""
 MAX_GRID_X = 2**31 - 1
 _D0 = AffineExpr.dimension(0)
-
-
-def _apply(expr: AffineExpr, operands: list[SSAValue], hint: str | None) -> affine.ApplyOp:
-    op = affine.ApplyOp(operands, AffineMapAttr(AffineMap(len(operands), 0, (expr,))))
-    op.result.name_hint = hint
-    return op
 
 
 def _index(value: int, hint: str | None = None) -> arith.ConstantOp:
@@ -119,11 +113,11 @@ def _decompose(axes: list[_Axis], flat: SSAValue, total: int) -> list[Operation]
             axis.arg.replace_all_uses_with(flat)
             continue
         elif axis.stride * axis.extent == total:  # the outermost: no mod needed
-            op = _apply(_D0 // axis.stride, [flat], axis.arg.name_hint)
+            op = apply_op(_D0 // axis.stride, [flat], axis.arg.name_hint)
         elif axis.stride == 1:
-            op = _apply(_D0 % axis.extent, [flat], axis.arg.name_hint)
+            op = apply_op(_D0 % axis.extent, [flat], axis.arg.name_hint)
         else:
-            op = _apply((_D0 // axis.stride) % axis.extent, [flat], axis.arg.name_hint)
+            op = apply_op((_D0 // axis.stride) % axis.extent, [flat], axis.arg.name_hint)
         ops.append(op)
         axis.arg.replace_all_uses_with(op.results[0])
     return ops
@@ -152,14 +146,14 @@ class _CombineLowering:
 
     def lane(self) -> SSAValue:
         if self._lane is None:
-            op = _apply(_D0 % WARP, [self.tid], "lane")  # type: ignore[list-item]
+            op = apply_op(_D0 % WARP, [self.tid], "lane")  # type: ignore[list-item]
             self.prologue.append(op)
             self._lane = op.result
         return self._lane
 
     def warp(self) -> SSAValue:
         if self._warp is None:
-            op = _apply(_D0 // WARP, [self.tid], "warp")  # type: ignore[list-item]
+            op = apply_op(_D0 // WARP, [self.tid], "warp")  # type: ignore[list-item]
             self.prologue.append(op)
             self._warp = op.result
         return self._warp

@@ -27,10 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, arith, scf
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -43,6 +43,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
+from deplodock.dialects.affine_syntax import apply_op
 
 DEFAULT_BLOCK_THREADS = 256  # 8 warps: good occupancy for memory-bound kernels on sm_90
 
@@ -101,12 +102,6 @@ def place_axes(extents: list[int], budget: int) -> list[Placement]:
     return placements[::-1]
 
 
-def _apply(expr: AffineExpr, operands: list[SSAValue], hint: str | None) -> affine.ApplyOp:
-    op = affine.ApplyOp(operands, AffineMapAttr(AffineMap(len(operands), 0, (expr,))))
-    op.result.name_hint = hint
-    return op
-
-
 class PlaceFreeAxes(RewritePattern):
     """Rebind each free axis as block and/or thread, splitting and guarding as needed."""
 
@@ -162,14 +157,14 @@ class PlaceFreeAxes(RewritePattern):
             d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
             flat_expr = d0 * place.threads + d1
             if place.blocks * place.threads == extent:
-                index = _apply(flat_expr, [outer, inner], name)
+                index = apply_op(flat_expr, [outer, inner], name)
                 prologue.append(index)
                 rewriter.replace_all_uses_with(arg, index.result)
             else:
-                flat = _apply(flat_expr, [outer, inner], f"{name}_flat")
+                flat = apply_op(flat_expr, [outer, inner], f"{name}_flat")
                 prologue.append(flat)
                 guards.append((flat.result, extent))
-                index = _apply(d0 % extent, [flat.result], name)
+                index = apply_op(d0 % extent, [flat.result], name)
                 rewriter.insert(index, InsertPoint.at_start(block))
                 rewriter.replace_all_uses_with(arg, index.result)
             rewriter.erase_block_argument(arg)
@@ -209,7 +204,7 @@ class PlaceFreeAxes(RewritePattern):
         position += 1
         if operands:
             d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
-            index = _apply(d0 * place.threads + d1, [*operands, inner], name)
+            index = apply_op(d0 * place.threads + d1, [*operands, inner], name)
             rewriter.insert(index, InsertPoint.at_start(block))
             rewriter.replace_all_uses_with(arg, index.result)
         else:

@@ -37,8 +37,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, arith
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntAttr, ModuleOp, TensorType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -46,8 +46,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.access import buffer_type
+from deplodock.dialects.affine_syntax import apply_op
+from deplodock.dialects.tile import NUM_SMS
 
-NUM_SMS = 132  # H200 (sm_90)
 TARGET_BLOCKS = 4 * NUM_SMS  # rows x chunks to aim for: a few waves of blocks
 MIN_CHUNKED_ROW = 32 * 1024  # shorter rows are one block's work
 MIN_CHUNK = 4096  # elements a chunk keeps: two float4 loads per thread of 256, and more
@@ -109,14 +110,6 @@ def _chunked_free_loops(kernel: tile.KernelOp, reduce: loop.ForOp) -> list[loop.
     return loops
 
 
-def _index(chunk: SSAValue, size: int, inner: SSAValue, hint: str | None) -> affine.ApplyOp:
-    """``chunk * size + inner``."""
-    d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
-    op = affine.ApplyOp([chunk, inner], AffineMapAttr(AffineMap(2, 0, (d0 * size + d1,))))
-    op.result.name_hint = hint
-    return op
-
-
 def _narrow(for_op: loop.ForOp, chunk: SSAValue, size: int) -> None:
     """``loop.for %j = 0 to K`` → ``loop.for %j_in = 0 to K/C`` with
     ``%j = affine.apply (%c * K/C + %j_in)`` at the top of its body."""
@@ -124,7 +117,8 @@ def _narrow(for_op: loop.ForOp, chunk: SSAValue, size: int) -> None:
     old = body.args[0]
     inner = body.insert_arg(IndexType(), 0)
     inner.name_hint = f"{old.name_hint or 'j'}_in"
-    index = _index(chunk, size, inner, old.name_hint)
+    d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
+    index = apply_op(d0 * size + d1, [chunk, inner], old.name_hint)
     if body.first_op is None:
         body.add_op(index)
     else:
@@ -209,17 +203,17 @@ def split(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> None:
     part = _chunk_kernel(kernel, reduce, chunks)
     Rewriter.insert_op(part, InsertPoint.before(kernel))
     tail = _chunked_free_loops(kernel, reduce) if chunks > 1 else None
-    rows = kernel.num_axes
+    row_axes = kernel.num_axes
     kernel = _rebuild(kernel, chunks if tail else 0, list(part.outputs))
     block = kernel.body.block
-    row_args = list(block.args[:rows])
+    row_args = list(block.args[:row_axes])
     buffers = kernel.input_buffers[len(kernel.inputs) - len(part.outputs) :]
     combine = loop.ForOp(
         0, chunks, reduce=reduce.kinds, result_types=[r.type for r in reduce.results]
     )
     index = combine.induction_var
     index.name_hint = "c_part"
-    rank = rows + 1
+    rank = row_axes + 1
     identity = AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank)))
     loads = [loop.LoadOp(b, identity, [*row_args, index]) for b in buffers]
     for load, old in zip(loads, reduce.results, strict=True):
@@ -229,7 +223,7 @@ def split(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> None:
         new.name_hint = old.name_hint
     Rewriter.replace_op(reduce, combine)
     if tail:
-        chunk = block.args[rows]
+        chunk = block.args[row_axes]
         for free in tail:
             _narrow(free, chunk, free.extent // chunks)
 

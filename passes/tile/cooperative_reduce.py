@@ -29,10 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine, arith, scf
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -46,13 +46,11 @@ from xdsl.traits import MemoryWriteEffect
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
+from deplodock.dialects.affine_syntax import apply_op
+from deplodock.dialects.tile import NUM_SMS, WARP
 
-WARP = 32
-NUM_SMS = 132  # H200 (sm_90): the number of blocks it takes to fill the GPU once
 DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
 LONG_ROW = 256  # a contraction this long is worth a block of threads per output
-MIN_GROUP = WARP  # the smallest group a row gets
-EVEN_SHARES = True  # prefer a group that splits the row's float4 groups evenly
 ELEMENTS_PER_THREAD = 8  # a thread's share of a row: two float4 loads
 MIN_COOPERATIVE_ROW = 32  # below one warp's worth of work cooperation is all overhead
 
@@ -102,8 +100,7 @@ def cooperation_threads(
             return DEFAULT_THREADS
         return min(DEFAULT_THREADS, _pow2_floor(reduce_extent)) if parallel < NUM_SMS else 0
     share = _pow2_floor(max(1, reduce_extent // (ELEMENTS_PER_THREAD * min(reductions, 2))))
-    threads = max(MIN_GROUP, min(DEFAULT_THREADS, share))
-    return _even_shares(reduce_extent, threads) if EVEN_SHARES else threads
+    return _even_shares(reduce_extent, max(WARP, min(DEFAULT_THREADS, share)))
 
 
 def _even_shares(reduce_extent: int, threads: int) -> int:
@@ -248,9 +245,7 @@ class CooperateOnRows(RewritePattern):
             iv = body.block.args[0]
             new_iv = rewriter.insert_block_argument(body.block, 0, IndexType())
             new_iv.name_hint = iv.name_hint
-            shift = affine.ApplyOp(
-                [new_iv], AffineMapAttr(AffineMap(1, 0, (AffineExpr.dimension(0) + lower,)))
-            )
+            shift = apply_op(AffineExpr.dimension(0) + lower, [new_iv], None)
             rewriter.insert(shift, InsertPoint.at_start(body.block))
             rewriter.replace_all_uses_with(iv, shift.result)
             rewriter.erase_block_argument(iv)

@@ -16,13 +16,14 @@ from xdsl.dialects.builtin import IntAttr, ModuleOp
 from xdsl.passes import ModulePass
 
 from deplodock.dialects import loop, tile
+from deplodock.dialects.loop import vector_of
 
 
 def per_thread_trips(op: loop.ForOp | tile.StridedForOp) -> int:
     """The most iterations any one thread runs."""
     if isinstance(op, loop.ForOp):
         return op.extent
-    vector = op.vector.data if op.vector is not None else 1
+    vector = vector_of(op)
     return -(-op.upper.data // (op.step.data * vector))  # ceil: thread 0 runs the most
 
 

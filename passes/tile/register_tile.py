@@ -69,10 +69,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine
-from xdsl.dialects.builtin import AffineMapAttr, DenseArrayBase, IndexType, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -85,6 +84,7 @@ from xdsl.traits import MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
+from deplodock.dialects.affine_syntax import apply_op
 from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
 
 DEFAULT_TM = 4
@@ -156,12 +156,6 @@ def tile_factors(kernel: tile.KernelOp, tm: int, tn: int) -> tuple[int, int] | N
         _factor(n_extent, tn, _reused_across(reduces, n)),
     )
     return factors if factors != (1, 1) else None
-
-
-def _apply(expr: AffineExpr, operand: SSAValue, hint: str) -> affine.ApplyOp:
-    op = affine.ApplyOp([operand], AffineMapAttr(AffineMap(1, 0, (expr,))))
-    op.result.name_hint = hint
-    return op
 
 
 class _Jammer:
@@ -278,7 +272,7 @@ class RegisterTileKernel(RewritePattern):
             new_axis.name_hint = f"{name}_g"
             d0 = AffineExpr.dimension(0)
             for k in range(factor):
-                index = _apply(d0 * factor + k, new_axis, f"{name}_{'rc'[position]}{k}")
+                index = apply_op(d0 * factor + k, [new_axis], f"{name}_{'rc'[position]}{k}")
                 new.add_op(index)
                 for copy, mapping in jammer.maps.items():
                     if copy[position] == k:

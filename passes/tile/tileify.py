@@ -21,10 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import affine
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, ModuleOp
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Operation
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -37,6 +36,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import Pure
 
 from deplodock.dialects import loop, tile
+from deplodock.dialects.affine_syntax import apply_op
 
 
 def _is_scalar(op: Operation) -> bool:
@@ -120,10 +120,7 @@ class TileifyKernel(RewritePattern):
         if lower == 0:
             rewriter.replace_all_uses_with(iv, axis)
             return
-        shift = affine.ApplyOp(
-            [axis], AffineMapAttr(AffineMap(1, 0, (AffineExpr.dimension(0) + lower,)))
-        )
-        shift.result.name_hint = iv.name_hint
+        shift = apply_op(AffineExpr.dimension(0) + lower, [axis], iv.name_hint)
         rewriter.insert(shift, InsertPoint.before(outer))
         rewriter.replace_all_uses_with(iv, shift.result)
 

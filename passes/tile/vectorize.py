@@ -86,8 +86,18 @@ def vector_width(op: tile.StridedForOp, widths: tuple[int, ...]) -> int | None:
 
 
 def _moves_with(access: loop.LoadOp | loop.StoreOp, op: tile.StridedForOp) -> bool:
-    """Whether the access's address depends on the loop's induction variable."""
-    return any(v is op.induction_var for v in access.indices)
+    """Whether the access's address depends on the loop's induction variable (directly or
+    through index math inside the loop)."""
+    pending, seen = list(access.indices), set()
+    while pending:
+        value = pending.pop()
+        if value is op.induction_var:
+            return True
+        owner = value.owner
+        if isinstance(owner, Operation) and owner not in seen and op.is_ancestor(owner):
+            seen.add(owner)
+            pending.extend(owner.operands)
+    return False
 
 
 def group_innermost_axis(kernel: tile.KernelOp, widths: tuple[int, ...]) -> tile.KernelOp | None:
