@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-import torch
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
@@ -25,11 +24,12 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.backends.cuda.emit import emit_cuda
 from deplodock.dialects import kernel, loop, make_context, tile
 from deplodock.dialects.interpreters.run import run_forward
-from deplodock.frontends.export import graph_inputs, import_program
+from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import get_pass
 from deplodock.passes.tile.register_tile import register_tile_of
 from deplodock.pipeline import PASSES_TO, lower
+from deplodock.reference import fresh_inputs
 
 RTOL = 1e-5
 TILE = PASSES_TO["tile"]
@@ -43,19 +43,10 @@ def _expression(expr: str):
         captured = capture_expression(expr)
         imported = import_program(captured.program)
         module = lower(imported.module, to="loop")
-        args, users = [], []
-        with torch.no_grad():
-            for spec in graph_inputs(imported.func):
-                if spec.kind == "input":
-                    shape = captured.example_inputs[len(users)].shape
-                    users.append(torch.from_numpy(rng.standard_normal(shape).astype(np.float32)))
-                    args.append(users[-1].numpy())
-                else:
-                    param = captured.module.get_parameter(spec.target)
-                    param.copy_(torch.from_numpy(rng.standard_normal(param.shape)))
-                    args.append(param.detach().numpy().copy())
-            want = captured.module(*users).numpy()
-        return str(module), args, [want]
+        seed = int(rng.integers(2**31))
+        args, _, reference = fresh_inputs(captured, imported.func, seed, device="cpu")
+        want = [w.numpy() for w in reference()]
+        return str(module), [a.numpy().copy() for a in args], want
 
     return source
 

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, BlockArgument, Region, SSAValue
@@ -53,6 +52,7 @@ from deplodock.frontends.export import graph_inputs, import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import get_pass
 from deplodock.pipeline import lower
+from deplodock.reference import fresh_inputs
 
 RTOL = 1e-5
 
@@ -119,20 +119,12 @@ def _seed(expr: str) -> Source:
     """A seed program lowered from PyTorch; random inputs and parameters, eager reference."""
 
     def source(rng: np.random.Generator):
-        module, captured, specs = _captured(expr)
-        args, users = [], []
-        with torch.no_grad():
-            for spec in specs:
-                if spec.kind == "input":
-                    shape = captured.example_inputs[len(users)].shape
-                    users.append(torch.from_numpy(rng.standard_normal(shape).astype(np.float32)))
-                    args.append(users[-1].numpy())
-                else:
-                    param = captured.module.get_parameter(spec.target)
-                    param.copy_(torch.from_numpy(rng.standard_normal(param.shape)))
-                    args.append(param.detach().numpy().copy())
-            want = captured.module(*users).numpy()
-        return str(module), args, [want]
+        module, captured, _ = _captured(expr)
+        seed = int(rng.integers(2**31))
+        func = next(op for op in module.walk() if op.name == "func.func")
+        args, _, reference = fresh_inputs(captured, func, seed, device="cpu")
+        want = [w.numpy() for w in reference()]
+        return str(module), [a.numpy().copy() for a in args], want
 
     return source
 
