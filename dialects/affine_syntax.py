@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import affine
-from xdsl.dialects.builtin import AffineMapAttr
+from xdsl.dialects.builtin import AffineMapAttr, IntegerAttr
 from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -311,3 +311,58 @@ def apply_op(expr: AffineExpr, operands: Sequence[SSAValue], hint: str | None) -
     op = affine.ApplyOp(list(operands), AffineMapAttr(AffineMap(len(operands), 0, (expr,))))
     op.result.name_hint = hint
     return op
+
+
+LinearForm = tuple[dict[SSAValue, int], int]
+"""``({value: coefficient}, constant)``: an index as a sum of leaf values times constants."""
+
+
+def linear_form(value: SSAValue) -> LinearForm | None:
+    """``value`` as a linear combination of the values it is computed from through
+    ``affine.apply`` and index constants (block arguments, loop induction variables, ...),
+    or None when its math is not linear (floordiv, mod, a product of two values)."""
+    from xdsl.dialects import arith
+
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return {}, owner.value.value.data
+    if isinstance(owner, affine.ApplyOp):
+        operands = [linear_form(v) for v in owner.mapOperands]
+        if any(o is None for o in operands):
+            return None
+        return expr_linear_form(owner.map.data.results[0], operands)  # type: ignore[arg-type]
+    return {value: 1}, 0
+
+
+def expr_linear_form(expr: AffineExpr, dims: Sequence[LinearForm]) -> LinearForm | None:
+    """``expr`` with dim i replaced by the linear form ``dims[i]``, or None if not linear."""
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineDimExpr):
+        terms, constant = dims[expr.position]
+        return dict(terms), constant
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return None
+    lhs, rhs = expr_linear_form(expr.lhs, dims), expr_linear_form(expr.rhs, dims)
+    if lhs is None or rhs is None:
+        return None
+    if expr.kind == AffineBinaryOpKind.Add:
+        terms = dict(lhs[0])
+        for v, c in rhs[0].items():
+            terms[v] = terms.get(v, 0) + c
+        return {v: c for v, c in terms.items() if c}, lhs[1] + rhs[1]
+    if expr.kind == AffineBinaryOpKind.Mul:
+        if rhs[0] and lhs[0]:
+            return None
+        (terms, constant), factor = (lhs, rhs[1]) if not rhs[0] else (rhs, lhs[1])
+        return {v: c * factor for v, c in terms.items() if c * factor}, constant * factor
+    return None
+
+
+def linear_expr(form: LinearForm, values: Sequence[SSAValue]) -> AffineExpr:
+    """The affine expression of ``form`` over dims ``values`` (dim i = ``values[i]``)."""
+    terms, constant = form
+    expr: AffineExpr = AffineExpr.constant(constant)
+    for value, coefficient in terms.items():
+        expr = expr + AffineExpr.dimension(values.index(value)) * coefficient
+    return expr

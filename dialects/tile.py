@@ -30,6 +30,7 @@ are reused unchanged: the tile level adds only what the loop level cannot say.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -38,6 +39,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     MemRefType,
     StringAttr,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
 from xdsl.ir.affine import AffineMap
@@ -408,24 +410,41 @@ def memref_bytes(type_: MemRefType) -> int:
 class StageOp(IRDLOperation):
     """``%s = tile.stage %x_b[0, %a0, 0] : memref<1x32x2048xf32> -> memref<2048xf32>``
 
-    The slab of an input buffer that one block copies into shared memory once, so the
-    loads that read it several times read shared memory instead of global memory. The
-    slab (the result type, rank k) spans the *trailing* k dimensions of the source from
-    the origin: ``s[j..] = x[o_0, .., o_{n-k-1}, o_{n-k} + j_0, ..]``. The origin is
-    block-uniform (constants and block axes), because every thread of the block fills
-    and reads the same slab.
+    The slab of an input buffer that one block copies into shared memory, so the loads
+    that read it several times read shared memory instead of global memory. The slab's
+    *box* (rank k) spans the trailing k dimensions of the source from the origin:
+    ``s[j..] = x[o_0, .., o_{n-k-1}, o_{n-k} + j_0, ..]``. The origin is block-uniform
+    (constants, block axes, and the induction variable of a top-level ``loop.for``),
+    because every thread of the block fills and reads the same slab.
 
-    The verifier proves the slab inside the source (interval bounds of the origin), that
-    the source is one of the kernel's inputs (read-only, so a copy never goes stale), and
-    that all slabs of the kernel fit the target's shared memory. Each load it serves is a
-    ``loop.load`` of the result, whose own verifier proves it inside the slab: the slab
-    covers every load it serves.
+    A stage at the top of the kernel is copied once. A stage inside a top-level
+    ``loop.for`` (a matmul's K-outer loop, ``chunk-matmul-k``) is copied again on each
+    iteration, at its origin for that iteration: a K chunk of each operand::
+
+        %xs = tile.stage %x_b[0, %m0, %k0] box [128, 8] transpose pad 4
+                : memref<1x128x2048xf32> -> memref<8x132xf32>
+
+    ``box`` gives the slab's extents in the source's order when the stored layout differs
+    from it: ``transpose`` (rank 2) stores ``s[j1, j0] = x[.., o + j0, o' + j1]``, so
+    threads that walk the source's second-to-last dimension read consecutive shared
+    addresses; ``pad P`` adds P unused elements to each stored row (``pad-smem``: a row
+    stride that spreads a column's elements over the banks). The result type is the
+    stored layout: ``box``, transposed, the last extent plus ``pad``.
+
+    The verifier proves the box inside the source (interval bounds of the origin), that
+    the source is one of the kernel's inputs (read-only, so a copy never goes stale), the
+    stored type from box, transpose and pad, and that all slabs of the kernel fit the
+    target's shared memory. Each load it serves is a ``loop.load`` of the result, whose
+    own verifier proves it inside the stored array.
     """
 
     name = "tile.stage"
     source = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
+    box = opt_prop_def(ArrayAttr[IntAttr])  # the slab's extents in source order
+    transpose = opt_prop_def(UnitAttr)
+    pad = opt_prop_def(IntAttr)
     result = result_def(MemRefType)
 
     def __init__(
@@ -433,48 +452,105 @@ class StageOp(IRDLOperation):
         source: SSAValue,
         map: AffineMap,
         indices: Sequence[SSAValue],
-        slab: MemRefType,
+        slab: MemRefType | Sequence[int],
+        transpose: bool = False,
+        pad: int = 0,
     ):
+        """``slab``: the stored type, or the box (source-order extents) when
+        ``transpose``/``pad`` make the stored layout differ from it."""
         map, operands = index_map_for(map, indices)
-        super().__init__(
-            operands=[source, operands],
-            result_types=[slab],
-            properties={"map": AffineMapAttr(map)},
-        )
+        properties: dict[str, Attribute] = {"map": AffineMapAttr(map)}
+        if not isinstance(slab, MemRefType) and not transpose and not pad:
+            slab = MemRefType(source.type.element_type, list(slab))  # type: ignore[attr-defined]
+        if not isinstance(slab, MemRefType):
+            box = list(slab)
+            properties["box"] = ArrayAttr([IntAttr(e) for e in box])
+            if transpose:
+                properties["transpose"] = UnitAttr()
+            if pad:
+                properties["pad"] = IntAttr(pad)
+            element = source.type.element_type  # type: ignore[attr-defined]
+            slab = MemRefType(element, stored_shape(box, transpose, pad))
+        super().__init__(operands=[source, operands], result_types=[slab], properties=properties)
 
     @property
     def slab_shape(self) -> tuple[int, ...]:
+        """The stored array's shape (transposed and padded)."""
         assert isinstance(self.result.type, MemRefType)
         return tuple(self.result.type.get_shape())
+
+    @property
+    def box_shape(self) -> tuple[int, ...]:
+        """The slab's extents in the source's dimension order."""
+        if self.box is not None:
+            return tuple(e.data for e in self.box.data)
+        return self.slab_shape
+
+    @property
+    def is_transposed(self) -> bool:
+        return self.transpose is not None
+
+    @property
+    def padding(self) -> int:
+        return self.pad.data if self.pad is not None else 0
 
     def size_bytes(self) -> int:
         assert isinstance(self.result.type, MemRefType)
         return memref_bytes(self.result.type)
+
+    def stored_index(self, box_index: Sequence[Any]) -> list[Any]:
+        """Index into the stored array of the box element ``box_index``."""
+        return list(box_index[::-1]) if self.is_transposed else list(box_index)
+
+    def box_index(self, stored_index: Sequence[Any]) -> list[Any]:
+        """Box (source-order) index of the stored element ``stored_index``."""
+        return list(stored_index[::-1]) if self.is_transposed else list(stored_index)
 
     def verify_(self) -> None:
         src, slab = self.source.type, self.result.type
         assert isinstance(src, MemRefType) and isinstance(slab, MemRefType)
         if src.element_type != slab.element_type:
             raise VerifyException("tile.stage: the slab's elements differ from the source's")
-        shape, rank = src.get_shape(), len(slab.get_shape())
+        shape, box = src.get_shape(), self.box_shape
+        rank = len(box)
         if rank < 1 or rank > len(shape) or len(self.map.data.results) != len(shape):
             raise VerifyException(
                 f"tile.stage: a slab of rank {rank} needs one origin index per dimension of "
                 f"the source (rank {len(shape)}) and at most its rank"
             )
-        kernel = self.parent_op()
+        if self.is_transposed and rank != 2:
+            raise VerifyException("tile.stage: only a slab of rank 2 is stored transposed")
+        if self.padding < 0:
+            raise VerifyException(f"tile.stage: pad {self.padding} must not be negative")
+        stored = stored_shape(box, self.is_transposed, self.padding)
+        if tuple(slab.get_shape()) != stored:
+            raise VerifyException(
+                f"tile.stage: box {list(box)}{' transposed' if self.is_transposed else ''} "
+                f"with pad {self.padding} is stored as {list(stored)}, not "
+                f"{list(slab.get_shape())}"
+            )
+        kernel, loop_ = self.parent_op(), None
         if not isinstance(kernel, KernelOp):
-            raise VerifyException("tile.stage: stages sit at the top level of a tile.kernel")
+            loop_, kernel = kernel, kernel.parent_op() if kernel is not None else None
+        if not isinstance(kernel, KernelOp) or (
+            loop_ is not None and getattr(loop_, "name", "") != "loop.for"
+        ):
+            raise VerifyException(
+                "tile.stage: stages sit at the top level of a tile.kernel or of a loop.for "
+                "there"
+            )
         if self.source not in kernel.input_buffers:
             raise VerifyException("tile.stage: only an input buffer of the kernel is staged")
         for value in self.indices:
             axis = kernel.axis_of(value)
-            if axis is None or axis[1] == "thread":
+            is_loop_iv = loop_ is not None and value is loop_.body.block.args[0]
+            if not is_loop_iv and (axis is None or axis[1] == "thread"):
                 raise VerifyException(
-                    "tile.stage: the origin must be block-uniform (constants and block axes)"
+                    "tile.stage: the origin must be block-uniform (constants, block axes and "
+                    "the enclosing loop's induction variable)"
                 )
         ranges = value_ranges(self.indices)
-        extents = [1] * (len(shape) - rank) + list(slab.get_shape())
+        extents = [1] * (len(shape) - rank) + list(box)
         for dim, (expr, size, extent) in enumerate(
             zip(self.map.data.results, shape, extents, strict=True)
         ):
@@ -483,7 +559,7 @@ class StageOp(IRDLOperation):
                 raise VerifyException(
                     f"tile.stage: dimension {dim} of the slab leaves the source's extent {size}"
                 )
-        total = sum(o.size_bytes() for o in kernel.body.block.ops if isinstance(o, StageOp))
+        total = sum(o.size_bytes() for o in kernel.walk() if isinstance(o, StageOp))
         if total > MAX_SHARED_BYTES:
             raise VerifyException(
                 f"tile.stage: the kernel's slabs take {total} bytes of shared memory, more "
@@ -494,6 +570,12 @@ class StageOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_ssa_value(self.source)
         print_indices(printer, self.map.data, self.indices)
+        if self.box is not None:
+            printer.print_string(f" box [{', '.join(map(str, self.box_shape))}]")
+        if self.is_transposed:
+            printer.print_string(" transpose")
+        if self.pad is not None:
+            printer.print_string(f" pad {self.padding}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
@@ -504,6 +586,16 @@ class StageOp(IRDLOperation):
     def parse(cls, parser: Parser) -> StageOp:
         source = parser.parse_unresolved_operand()
         map, index_operands = parse_indices(parser)
+        properties: dict[str, Attribute] = {"map": AffineMapAttr(map)}
+        if parser.parse_optional_keyword("box") is not None:
+            box = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, parser.parse_integer
+            )
+            properties["box"] = ArrayAttr([IntAttr(e) for e in box])
+        if parser.parse_optional_keyword("transpose") is not None:
+            properties["transpose"] = UnitAttr()
+        if parser.parse_optional_keyword("pad") is not None:
+            properties["pad"] = IntAttr(parser.parse_integer())
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()
@@ -516,10 +608,17 @@ class StageOp(IRDLOperation):
         op = cls.create(
             operands=[src, *indices],
             result_types=[slab],
-            properties={"map": AffineMapAttr(map)},
+            properties=properties,
             attributes=attrs,
         )
         return op
+
+
+def stored_shape(box: Sequence[int], transpose: bool, pad: int) -> tuple[int, ...]:
+    """The shape a slab of extents ``box`` (source order) is stored in."""
+    shape = list(box[::-1]) if transpose else list(box)
+    shape[-1] += pad
+    return tuple(shape)
 
 
 Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp, StageOp])

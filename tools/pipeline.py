@@ -1,7 +1,9 @@
 """The lowering pipeline: which passes take a program from one level to the next.
 
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
-          ──tileify, cooperative-reduce, blockify-launch, stage-inputs, mark-unroll──▶ tile
+          ──tileify, register-tile, chunk-matmul-k, chunk-reduce, cooperative-reduce,
+            vectorize, blockify-launch, permute-register-tile, stage-inputs, pad-smem,
+            mark-unroll──▶ tile
           ──materialize──▶ kernel
           ──emit──▶ cuda
 
@@ -30,11 +32,15 @@ PASSES_TO: dict[str, tuple[str, ...]] = {
     "loop": ("lift-to-loop", "fuse"),
     "tile": (
         "tileify",
+        "register-tile",
+        "chunk-matmul-k",
         "chunk-reduce",
         "cooperative-reduce",
         "vectorize",
         "blockify-launch",
+        "permute-register-tile",
         "stage-inputs",
+        "pad-smem",
         "mark-unroll",
     ),
     "kernel": ("materialize",),
@@ -132,13 +138,20 @@ def _notes(name: str, module: ModuleOp) -> tuple[str, ...]:
     return ()
 
 
-def compile_fitting(module: ModuleOp, compile_source: Callable, rounds: int = 2):
-    """Lower ``module`` to the kernel level and compile it with ``compile_source`` (CUDA
-    source → an object with ``.resources[name].spills``); a fused kernel that spills
-    registers is split at the tile level (``chunk-reduce{kernels=.. chunks=1}``: its
-    reduction becomes a kernel of its own) and the program compiled again, up to
-    ``rounds`` times. Returns (the kernel-level module, the compiled object, the names
-    of the kernels that were split)."""
+def compile_fitting(
+    module: ModuleOp,
+    compile_source: Callable | None = None,
+    rounds: int = 2,
+    *,
+    compile_module: Callable | None = None,
+):
+    """Lower ``module`` to the kernel level and compile it with ``compile_module`` (the
+    kernel-level module → an object with ``.resources[name].spills``, e.g. a
+    ``CompiledProgram``) or else ``compile_source`` (its CUDA source → such an object);
+    a fused kernel that spills registers is split at the tile level
+    (``chunk-reduce{kernels=.. chunks=1}``: its reduction becomes a kernel of its own) and
+    the program compiled again, up to ``rounds`` times. Returns (the kernel-level module,
+    the compiled object, the names of the kernels that were split)."""
     from deplodock.backends.cuda.emit import emit_cuda
 
     ctx = make_context()
@@ -152,7 +165,7 @@ def compile_fitting(module: ModuleOp, compile_source: Callable, rounds: int = 2)
         for name in rest:
             get_pass(name)().apply(ctx, lowered)
         lowered.verify()
-        compiled = compile_source(emit_cuda(lowered))
+        compiled = compile_module(lowered) if compile_module else compile_source(emit_cuda(lowered))
         spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
         if not spilling:
             break
@@ -168,9 +181,12 @@ def compile_fitting(module: ModuleOp, compile_source: Callable, rounds: int = 2)
 def compile_program(module: ModuleOp, arch: str = "sm_90"):
     """``module`` (at the loop level or above) lowered, compiled with NVRTC for ``arch`` and
     ready to run: a ``CompiledProgram``, with every fused kernel that spilled registers
-    split again (``compile_fitting``)."""
-    from deplodock.backends.cuda.nvrtc import compile_cuda
+    split again (``compile_fitting``; a second round compiles only the kernels that changed,
+    the others are in the kernel cache)."""
     from deplodock.backends.cuda.runtime import CompiledProgram
 
-    lowered, compiled, _ = compile_fitting(module, lambda source: compile_cuda(source, arch=arch))
-    return CompiledProgram(lowered, arch=arch, compiled=compiled)
+    def compile_module(lowered: ModuleOp) -> CompiledProgram:
+        return CompiledProgram(lowered, arch=arch)
+
+    _, program, _ = compile_fitting(module, compile_module=compile_module)
+    return program

@@ -17,6 +17,8 @@ operands), so loads can take the read-only path. The walk is one-to-one:
   through ``__int_as_float`` so no header is needed).
 * A reduce ``kernel.for`` keeps one mutable accumulator per kind: ``float acc = <identity>;
   for (..) { ..; acc = acc + v; }``; a ``kernel.for`` with ``unroll`` gets ``#pragma unroll``.
+  A reduce loop whose results are only yielded to the enclosing reduce loop (a K chunk
+  of ``chunk-matmul-k``) accumulates straight into the outer accumulators.
   A thread-strided loop whose trip count is the same for every thread counts from 0
   (``for (j = 0; j < 8; ++j) { a = t + j * 256; .. }``): unrolled, its loads are the same
   expressions in every loop over the row, and NVRTC keeps them in registers (softmax's
@@ -551,7 +553,14 @@ class _KernelEmitter:
 
     def for_(self, op: kernel.ForOp) -> None:
         accumulators = []
-        for kind, result in zip(op.kinds, op.results, strict=True):
+        outer = self._outer_accumulators(op)
+        for kind, result, into in zip(op.kinds, op.results, outer, strict=True):
+            if into is not None:
+                # Accumulate straight into the enclosing loop's accumulator (a K chunk):
+                # the unchunked loop's order of additions, and no second register.
+                self.names[result] = into
+                accumulators.append((kind, into, result.type))
+                continue
             name = self.bind(result, "acc")
             identity = self._identity(kind, result.type)
             self.line(f"{scalar_type(result.type)} {name} = {identity};")
@@ -589,6 +598,25 @@ class _KernelEmitter:
         self.depth -= 1
         self.line("}")
 
+    def _outer_accumulators(self, op: kernel.ForOp) -> list[str | None]:
+        """Per result of a reduce loop: the accumulator of the enclosing reduce loop it is
+        only yielded to, in the same position and of the same kind, else None."""
+        parent = op.parent_op()
+        found: list[str | None] = [None] * len(op.results)
+        if not isinstance(parent, kernel.ForOp):
+            return found
+        terminator = parent.body.block.last_op
+        if not isinstance(terminator, kernel.YieldOp):
+            return found
+        for k, (kind, result) in enumerate(zip(op.kinds, op.results, strict=True)):
+            uses = list(result.uses)
+            if len(uses) != 1 or uses[0].operation is not terminator:
+                continue
+            position = uses[0].index
+            if parent.kinds[position] == kind and parent.results[position] in self.names:
+                found[k] = self.names[parent.results[position]]
+        return found
+
     @staticmethod
     def _uniform_trips(op: kernel.ForOp, limit: int) -> int | None:
         """The trip count when it is the same for every thread: the start ranges over
@@ -607,7 +635,8 @@ class _KernelEmitter:
         for child in body.ops:
             if isinstance(child, kernel.YieldOp):
                 for (kind, acc, type_), value in zip(accumulators, child.values, strict=True):
-                    self.line(f"{acc} = {self._combine(kind, acc, self.ref(value), type_)};")
+                    if self.ref(value) != acc:  # else an inner loop accumulated into it
+                        self.line(f"{acc} = {self._combine(kind, acc, self.ref(value), type_)};")
             elif wide and child in wide:
                 field = f"{wide[child]}.{VECTOR_FIELDS[lane]}"
                 if isinstance(child, kernel.LoadOp):

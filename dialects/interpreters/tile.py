@@ -415,11 +415,12 @@ class StagedSlab:
         self.op = op
         self.source = source
         self.origin = origin
-        self.shape = op.slab_shape
+        # What the copy writes, in the stored order: a load of the padding is out of bounds.
+        self.shape = tuple(op.stored_index(op.box_shape))
 
     def indices(self, op: Operation, state: Simt, indices: Sequence[Any]) -> list[Any]:
         name = self.op.result.name_hint or "slab"
-        inner = checked_indices(op, state, name, self.shape, indices)
+        inner = self.op.box_index(checked_indices(op, state, name, self.shape, indices))
         lead = len(self.origin) - len(inner)
         return [
             *self.origin[:lead],

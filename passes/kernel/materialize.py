@@ -28,7 +28,10 @@ primitives.
   ``t, t + T, ..`` (consecutive threads, consecutive addresses: coalesced; four at a time,
   ``vector 4``, where the slab and its origin keep 16-byte alignment), and a
   ``kernel.barrier`` so no thread reads the slab before every element is written. The loads
-  it served read the shared array with the same indices.
+  it served read the shared array with the same indices. A transposed slab's fill reads
+  the source in its order and writes each element to its stored place; a stage inside a
+  loop (a matmul's K chunk) is refilled every iteration, after a barrier that lets every
+  thread finish reading the previous chunk. Adjacent stages share their barriers.
 
 Shared arrays are allocated at the start of the kernel body (the kernel.shared verifier
 wants them at the top level), one per combine.
@@ -57,6 +60,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import kernel, loop, tile
@@ -307,8 +311,14 @@ class MaterializeKernel(RewritePattern):
         for child in list(old_block.ops):
             child.detach()
             new_block.add_op(child)
-        for stage in [o for o in new_block.ops if isinstance(o, tile.StageOp)]:
-            _lower_stage(stage, tid, threads, rewriter)
+        stages = [o for o in new_block.walk() if isinstance(o, tile.StageOp)]
+        # Adjacent stages share their barriers: one before the first fill, one after the last.
+        runs = [
+            (not isinstance(s.prev_op, tile.StageOp), not isinstance(s.next_op, tile.StageOp))
+            for s in stages
+        ]
+        for stage, (first, last) in zip(stages, runs, strict=True):
+            _lower_stage(stage, tid, threads, rewriter, first, last)
         rewriter.replace(op, new)
 
 
@@ -324,16 +334,34 @@ def _slab_indices(shape: tuple[int, ...], flat: AffineExpr) -> list[AffineExpr]:
 
 
 def _lower_stage(
-    stage: tile.StageOp, tid: SSAValue | None, threads: int, rewriter: PatternRewriter
+    stage: tile.StageOp,
+    tid: SSAValue | None,
+    threads: int,
+    rewriter: PatternRewriter,
+    first: bool = True,
+    last: bool = True,
 ) -> None:
-    """``tile.stage`` → shared array, cooperative strided fill, barrier (in place)."""
+    """``tile.stage`` → shared array, cooperative strided fill, barrier (in place).
+
+    A stage inside a loop (a K chunk) is filled on every iteration: its array is allocated
+    once at the top of the kernel, and a barrier before the fill keeps it from overwriting
+    what a slower thread still reads of the previous chunk."""
     name = stage.result.name_hint or "slab"
     slab = stage.result.type
     assert isinstance(slab, MemRefType)
-    shape = stage.slab_shape
+    shape = stage.box_shape
     shared = kernel.SharedOp(name, slab)
     shared.result.name_hint = name
-    ops: list[Operation] = [shared]
+    ops: list[Operation] = []
+    top = stage.parent_op()
+    if isinstance(top, kernel.KernelOp):
+        ops.append(shared)
+    else:
+        while not isinstance(top.parent_op(), kernel.KernelOp):
+            top = top.parent_op()
+        rewriter.insert(shared, InsertPoint.before(top))
+        if first:
+            ops.append(kernel.BarrierOp())
     if tid is None:
         zero = _index(0, "c0")
         ops.append(zero)
@@ -357,15 +385,18 @@ def _lower_stage(
     store = kernel.StoreOp(
         load.result,
         shared.result,
-        AffineMap(1, 0, tuple(_slab_indices(shape, _D0))),
+        AffineMap(1, 0, tuple(stage.stored_index(_slab_indices(shape, _D0)))),
         [fill.induction_var],
     )
     fill.body.block.add_ops([load, store])
+    # Four elements a thread when the source reads 16 bytes at a time; a transposed
+    # slab's stores go to four rows, one element each.
+    wide = (load,) if stage.is_transposed else (load, store)
     if fill.upper.data % FILL_VECTOR == 0 and all(
-        vector_access(access, fill, FILL_VECTOR) for access in (load, store)
+        vector_access(access, fill, FILL_VECTOR) for access in wide
     ):
         fill.vector = IntAttr(FILL_VECTOR)
-    ops += [fill, kernel.BarrierOp()]
+    ops += [fill, kernel.BarrierOp()] if last else [fill]
     rewriter.replace(stage, ops, [shared.result])
 
 

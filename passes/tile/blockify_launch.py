@@ -5,6 +5,9 @@
   is smaller than a block should be; then ``rows_per_block`` rows of the innermost free
   axis share a block, ``%a = %a_b * R + %a_r`` with ``%a_r`` a thread axis placed before
   the cooperative one (which must stay innermost: its threads are consecutive lanes).
+* A register-tiled matmul with a block tile (``block_tile``, chosen by the cost model
+  ``matmul_tile``) splits its last two axes into ``Tm x Tn`` threads and blocks
+  (``matmul_placements``): each block owns a ``BM x BN`` tile of the output.
 * Otherwise a block of ``block_threads`` threads is taken from the innermost axes (the
   fastest-varying index of the loads, so a warp reads consecutive elements) and the rest
   become blocks. An axis that does not fit whole is split into a block part and a thread
@@ -44,6 +47,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
 from deplodock.dialects.affine_syntax import apply_op
+from deplodock.passes.tile.matmul_tile import block_tile_of
 
 DEFAULT_BLOCK_THREADS = 256  # 8 warps: good occupancy for memory-bound kernels on sm_90
 
@@ -102,6 +106,24 @@ def place_axes(extents: list[int], budget: int) -> list[Placement]:
     return placements[::-1]
 
 
+def matmul_placements(op: tile.KernelOp, free: list[int]) -> list[Placement] | None:
+    """A register-tiled matmul's block tile (``block_tile``, the cost model's): the last
+    two axes split into ``Tm x Tn`` threads and the rest of each into blocks, the other
+    axes blocks. None when the kernel has no block tile or it does not divide the axes."""
+    decided = block_tile_of(op)
+    if decided is None or len(free) != op.num_axes or len(free) < 2:
+        return None
+    threads_m, threads_n, _ = decided
+    m, n = free[-2], free[-1]
+    if m % threads_m or n % threads_n:
+        return None
+    return [
+        *(Placement(e, 1) for e in free[:-2]),
+        Placement(m // threads_m, threads_m),
+        Placement(n // threads_n, threads_n),
+    ]
+
+
 class PlaceFreeAxes(RewritePattern):
     """Rebind each free axis as block and/or thread, splitting and guarding as needed."""
 
@@ -121,6 +143,8 @@ class PlaceFreeAxes(RewritePattern):
             packed = rows_per_block(free[-1], budget // op.threads_per_block())
             if packed > 1:
                 placements[-1] = Placement(free[-1] // packed, packed)
+        elif (tiled := matmul_placements(op, free)) is not None:
+            placements = tiled
         else:
             total = 1
             for extent in free:

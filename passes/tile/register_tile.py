@@ -86,9 +86,13 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
+from deplodock.passes.tile.matmul_tile import (
+    BLOCK_TILE,
+    MatmulTile,
+    block_tile_attr,
+    matmul_tile,
+)
 
-DEFAULT_TM = 4
-DEFAULT_TN = 4
 ATTRIBUTE = "register_tile"
 """The tiled kernel's attribute: ``array<i64: TM, TN>``, the factors of its last two axes."""
 
@@ -134,11 +138,16 @@ def _factor(extent: int, factor: int, reused: bool) -> int:
     return factor if factor > 1 and extent % factor == 0 and reused else 1
 
 
-def tile_factors(kernel: tile.KernelOp, tm: int, tn: int) -> tuple[int, int] | None:
-    """Cost function: ``(TM, TN)`` for the last two axes of ``kernel``, or None to leave it.
+def tile_factors(
+    kernel: tile.KernelOp, tm: int, tn: int
+) -> tuple[int, int, MatmulTile | None] | None:
+    """Cost function: ``(TM, TN, block tile)`` for the last two axes of ``kernel``, or None
+    to leave it.
 
     See the module docstring: a contraction straight from ``tileify``, each axis tiled by
-    its factor when the factor divides its extent and the axis's copies share a load.
+    its factor when the factor divides its extent and the axis's copies share a load. With
+    ``tm = tn = 0`` the factors are the cost model's (``matmul_tile``), which also chooses
+    the block tile the later passes follow; a shape it has no tile for is left alone.
     """
     axes = kernel.axes
     if ATTRIBUTE in kernel.attributes or len(axes) < 2:
@@ -151,11 +160,23 @@ def tile_factors(kernel: tile.KernelOp, tm: int, tn: int) -> tuple[int, int] | N
     if any(o.has_trait(MemoryWriteEffect) for r in reduces for o in r.walk()):
         return None
     (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
+    choice = None
+    if tm == 0 and tn == 0:
+        if not (_reused_across(reduces, m) and _reused_across(reduces, n)):
+            return None
+        batch = 1
+        for _, extent, _ in axes[:-2]:
+            batch *= extent
+        k_extent = max(r.extent for r in reduces)
+        choice = matmul_tile(m_extent, n_extent, k_extent, batch)
+        if choice is None:
+            return None
+        tm, tn = choice.tm, choice.tn
     factors = (
         _factor(m_extent, tm, _reused_across(reduces, m)),
         _factor(n_extent, tn, _reused_across(reduces, n)),
     )
-    return factors if factors != (1, 1) else None
+    return (*factors, choice) if factors != (1, 1) else None
 
 
 class _Jammer:
@@ -243,15 +264,18 @@ class _Jammer:
 class RegisterTileKernel(RewritePattern):
     """Unroll-and-jam the last two axes of a contraction kernel (see the module docstring)."""
 
-    def __init__(self, tm: int, tn: int):
+    def __init__(self, tm: int, tn: int, threads_m: int = 0, threads_n: int = 0):
         self.tm, self.tn = tm, tn
+        self.threads = (threads_m, threads_n)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
         factors = tile_factors(op, self.tm, self.tn)
         if factors is None:
             return
-        tm, tn = factors
+        tm, tn, choice = factors
+        if choice is None and min(self.threads) > 0:
+            choice = MatmulTile(tm, tn, *self.threads)
         old = op.body.block
         axes = op.axes
         (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
@@ -305,6 +329,8 @@ class RegisterTileKernel(RewritePattern):
         )
         tiled.attributes.update(op.attributes)
         tiled.attributes[ATTRIBUTE] = DenseArrayBase.from_list(i64, [tm, tn])
+        if choice is not None:
+            tiled.attributes[BLOCK_TILE] = block_tile_attr(choice)
         rewriter.replace(op, tiled)
 
 
@@ -314,18 +340,30 @@ class RegisterTile(ModulePass):
 
     name = "register-tile"
 
-    tm: int = DEFAULT_TM
-    """Rows of the tile: the factor of the second-to-last axis (1: leave that axis)."""
+    tm: int = 0
+    """Rows of the tile: the factor of the second-to-last axis (1: leave that axis; 0 with
+    tn = 0: the cost model's, ``matmul_tile``)."""
 
-    tn: int = DEFAULT_TN
+    tn: int = 0
     """Columns of the tile: the factor of the last axis (1: leave that axis)."""
 
+    threads_m: int = 0
+    """With ``tm``/``tn``: the block's threads along m (and ``threads_n`` along n) of a
+    block tile for the later passes, as the cost model would record it (0: none)."""
+
+    threads_n: int = 0
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.tm < 1 or self.tn < 1:
+        by_model = self.tm == 0 and self.tn == 0
+        if not by_model and (self.tm < 1 or self.tn < 1):
             raise DiagnosticException(
-                f"register-tile: tm={self.tm} and tn={self.tn} must be at least 1"
+                f"register-tile: tm={self.tm} and tn={self.tn} must be at least 1 (or both 0: "
+                "the cost model's)"
             )
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([RegisterTileKernel(self.tm, self.tn)], dce_enabled=False),
+            GreedyRewritePatternApplier(
+                [RegisterTileKernel(self.tm, self.tn, self.threads_m, self.threads_n)],
+                dce_enabled=False,
+            ),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -24,6 +24,10 @@ all of (``block_footprint``: RoPE's blocks of 16 rows of a head must not copy th
 hold in static ``__shared__`` arrays, and a slab larger than that costs occupancy a
 memory-bound kernel needs). A row too long for the budget is read from global memory
 each time (there is no chunked schedule yet).
+
+A matmul chunked by ``chunk-matmul-k`` gets a slab of each shared operand per K chunk
+instead (``StageKChunks`` in ``stage_k_chunks.py``); the two rules never meet, because a
+buffer the chunk rule stages is no longer loaded directly.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from xdsl.rewriter import InsertPoint
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import expr_range, value_ranges
+from deplodock.passes.tile.stage_k_chunks import StageKChunks
 
 DEFAULT_MAX_BYTES = 48 * 1024
 DEFAULT_MIN_READS = 2
@@ -212,7 +217,10 @@ class StageInputs(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [StageReusedInputs(self.max_bytes, self.min_reads, self.min_source_bytes)],
+                [
+                    StageKChunks(self.max_bytes),
+                    StageReusedInputs(self.max_bytes, self.min_reads, self.min_source_bytes),
+                ],
                 dce_enabled=False,
             ),
             apply_recursively=False,

@@ -213,7 +213,7 @@ func.func @stage_per_thread(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
   func.return %y : tensor<4x64xf32>
 }
 
-// CHECK: tile.stage: the origin must be block-uniform (constants and block axes)
+// CHECK: tile.stage: the origin must be block-uniform (constants, block axes and the enclosing loop's induction variable)
 
 // -----
 
@@ -248,3 +248,29 @@ func.func @load_outside_the_slab(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
 }
 
 // CHECK: loop.load: index 0 ranges over [0, 63], outside the buffer's extent 32
+
+// -----
+
+func.func @stage_wrong_stored_type(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread) ins(%xb = %x : tensor<64x32xf32>) outs(%yb : tensor<64x32xf32>) {
+    %s = tile.stage %xb[0, 0] box [64, 32] transpose pad 4 : memref<64x32xf32> -> memref<32x64xf32>
+  }
+  func.return %y : tensor<64x32xf32>
+}
+
+// CHECK: tile.stage: box [64, 32] transposed with pad 4 is stored as [32, 68], not [32, 64]
+
+// -----
+
+func.func @stage_in_a_nested_loop(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread) ins(%xb = %x : tensor<64x32xf32>) outs(%yb : tensor<64x32xf32>) {
+    loop.for %i = 0 to 2 {
+      loop.for %j = 0 to 2 {
+        %s = tile.stage %xb[0, 0] : memref<64x32xf32> -> memref<64x32xf32>
+      }
+    }
+  }
+  func.return %y : tensor<64x32xf32>
+}
+
+// CHECK: tile.stage: stages sit at the top level of a tile.kernel or of a loop.for there

@@ -1,0 +1,129 @@
+"""``chunk-matmul-k``: split a tiled contraction's K loop into K-outer x K-inner chunks.
+
+A register-tiled matmul (``register-tile``) runs one long K loop per thread. To stage the
+operands in shared memory, the block needs a unit of K it copies at once: this pass splits
+each top-level reduce loop into an outer loop over chunks of ``BK`` and an inner loop over
+one chunk, so ``stage-inputs`` can put a chunk of each operand at the top of the outer
+body::
+
+    %acc = loop.for %k = 0 to 2048 reduce(add) -> f32 { body(%k) }
+
+    %acc = loop.for %k_o = 0 to 256 reduce(add) -> f32 {
+      %part = loop.for %k_i = 0 to 8 reduce(add) -> f32 {
+        %k = affine.apply (%k_o * 8 + %k_i)
+        body(%k)
+      }
+      loop.yield %part : f32
+    }
+
+Each accumulator kind is kept (add, max, ...), so the result is the same reduction, in
+chunks: the interpreters add each chunk's partial sum to the outer accumulator (exact up
+to rounding), and the CUDA emitter accumulates the inner loop straight into the outer
+accumulators, which is the unchunked loop's order, bit for bit.
+
+The decision is ``chunk_of``: a kernel with a cost-model block tile (``block_tile``,
+``matmul_tile``) takes its ``BK``; the ``bk`` option chunks every register-tiled kernel;
+a loop whose extent ``BK`` does not divide, or that would get a single chunk, is left.
+The pass is idempotent: a chunked loop's body is a loop, not a multiple of ``BK`` long.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.ir.affine import AffineExpr
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
+
+from deplodock.dialects import loop, tile
+from deplodock.dialects.affine_syntax import apply_op
+from deplodock.passes.tile.cooperative_reduce import top_level_reduces
+from deplodock.passes.tile.matmul_tile import block_tile_of
+from deplodock.passes.tile.register_tile import register_tile_of
+
+
+def is_chunked(reduce: loop.ForOp) -> bool:
+    """Whether ``reduce`` is already a K-outer loop: its body is one inner reduce loop."""
+    ops = list(reduce.body.block.ops)
+    return len(ops) == 2 and isinstance(ops[0], loop.ForOp) and ops[0].is_reduce
+
+
+def chunk_of(kernel: tile.KernelOp, reduce: loop.ForOp, bk: int) -> int | None:
+    """Cost function: the chunk of ``reduce`` in ``kernel``, or None to leave it whole."""
+    if register_tile_of(kernel) is None or is_chunked(reduce) or reduce.lower.data != 0:
+        return None
+    if bk == 0:
+        decided = block_tile_of(kernel)
+        if decided is None:
+            return None
+        bk = decided[2]
+    extent = reduce.extent
+    return bk if extent % bk == 0 and extent >= 2 * bk else None
+
+
+class ChunkKLoops(RewritePattern):
+    def __init__(self, bk: int):
+        self.bk = bk
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        for reduce in top_level_reduces(op):
+            bk = chunk_of(op, reduce, self.bk)
+            if bk is not None:
+                self._chunk(reduce, bk, rewriter)
+
+    @staticmethod
+    def _chunk(reduce: loop.ForOp, bk: int, rewriter: PatternRewriter) -> None:
+        name = reduce.induction_var.name_hint or "k"
+        types = [r.type for r in reduce.results]
+        inner_body = rewriter.move_region_contents_to_new_regions(reduce.body)
+        old_iv = inner_body.block.args[0]
+        outer_body = Block(arg_types=[IndexType()])
+        outer_iv = outer_body.args[0]
+        outer_iv.name_hint = f"{name}_o"
+        inner_iv = rewriter.insert_block_argument(inner_body.block, 0, IndexType())
+        inner_iv.name_hint = f"{name}_i"
+        d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
+        index = apply_op(d0 * bk + d1, [outer_iv, inner_iv], name)
+        rewriter.insert(index, InsertPoint.at_start(inner_body.block))
+        old_iv.replace_all_uses_with(index.result)
+        rewriter.erase_block_argument(old_iv)
+        inner = loop.ForOp(0, bk, inner_body, reduce.kinds, types)
+        inner.unroll = reduce.unroll
+        for new, old in zip(inner.results, reduce.results, strict=True):
+            new.name_hint = f"{old.name_hint}_part" if old.name_hint else None
+        outer_body.add_ops([inner, loop.YieldOp(*inner.results)])
+        outer = loop.ForOp(0, reduce.extent // bk, Region(outer_body), reduce.kinds, types)
+        outer.attributes.update(reduce.attributes)
+        for new, old in zip(outer.results, reduce.results, strict=True):
+            new.name_hint = old.name_hint
+        rewriter.replace(reduce, outer)
+
+
+@dataclass(frozen=True)
+class ChunkMatmulK(ModulePass):
+    """Split the K loop of register-tiled contractions into chunks (see ``chunk_of``)."""
+
+    name = "chunk-matmul-k"
+
+    bk: int = 0
+    """K elements per chunk (0: the cost model's ``BK``, for kernels it tiled)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.bk < 0:
+            raise DiagnosticException(f"chunk-matmul-k: bk={self.bk} must not be negative")
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([ChunkKLoops(self.bk)], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)

@@ -1,0 +1,238 @@
+"""The matmul schedule (issue 6), pass by pass, in the SIMT interpreters and under NVRTC.
+
+Each program goes through the tile pipeline as ``deplodock`` runs it: ``register-tile``
+(the cost model ``matmul_tile`` picks the tile), ``chunk-matmul-k``, ``blockify-launch``'s
+block tile, ``permute-register-tile``, ``stage-inputs``' K-chunk slabs and ``pad-smem``,
+then ``materialize``. After every pass the interpreters give the loop level's result on
+random inputs (chunking changes the order of additions, so the check is to 1e-5 of the
+largest output, not to the bit); at the kernel level the race checker runs too, and a
+schedule missing the barrier that guards a refilled slab is caught. Every kernel compiles
+for sm_90 with no spills, and its K chunks accumulate into the outer accumulators.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from deplodock.backends.cuda.emit import emit_cuda
+from deplodock.dialects import kernel, loop, make_context, tile
+from deplodock.dialects.interpreters.kernel import SharedMemoryRace
+from deplodock.dialects.interpreters.run import run_forward
+from deplodock.frontends.export import import_program
+from deplodock.frontends.expression import capture_expression
+from deplodock.passes import get_pass
+from deplodock.passes.tile.matmul_tile import CANDIDATES, block_tile_of, matmul_tile
+from deplodock.passes.tile.register_tile import register_tile_of
+from deplodock.pipeline import PASSES_TO, lower
+from deplodock.reference import fresh_inputs
+
+RTOL = 1e-5
+PASSES = (*PASSES_TO["tile"], *PASSES_TO["kernel"])
+
+
+@dataclass(frozen=True)
+class Program:
+    expr: str
+    tile: tuple[int, int]  # the register tile the schedule must pick
+    stages: int  # slabs staged per K chunk
+    options: dict = field(default_factory=dict)  # pass name -> options (else the cost model's)
+
+
+CORPUS = {
+    # 32 x 64 block tiles (the cost model's pick for so few blocks), 4 x 4 per thread
+    "linear": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,256), torch.randn(512,256))", (4, 4), 2
+    ),
+    # 128 x 128 block tiles of 8 x 8 per thread: permuted columns
+    "linear_8x8": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,64), torch.randn(256,64))",
+        (8, 8),
+        2,
+        {"register-tile": {"tm": 8, "tn": 8, "threads_m": 16, "threads_n": 16}},
+    ),
+    # bias and relu as the epilogue
+    "bias_relu": Program(
+        "torch.relu(torch.nn.functional.linear(torch.randn(1,64,128), torch.randn(128,128),"
+        " torch.randn(128)))",
+        (4, 4),
+        2,
+    ),
+    # the gated MLP: two contractions over one staged x, silu * mul as the epilogue
+    "gated": Program(
+        "torch.nn.functional.silu(torch.nn.functional.linear(torch.randn(1,64,128) * 1.0,"
+        " torch.randn(256,128))) * torch.nn.functional.linear(torch.randn(1,64,128),"
+        " torch.randn(256,128))",
+        (4, 4),
+        2,
+    ),
+    # a batch axis in blocks
+    "batched": Program("torch.matmul(torch.randn(4,64,64), torch.randn(4,64,64))", (4, 4), 2),
+    # the seed's prologue x + b inside the K loop: b[k] is a slab of its own
+    "seed_prologue": Program(
+        "torch.relu(torch.matmul(torch.randn(64,128) + torch.randn(128), torch.randn(128,64)))",
+        (4, 4),
+        3,
+    ),
+}
+
+
+@dataclass
+class Stages:
+    texts: dict[str, str]
+    inputs: list[np.ndarray]
+    expected: list[np.ndarray]
+    reference: list[np.ndarray]
+
+
+def _parse(text: str) -> ModuleOp:
+    return Parser(make_context(), text).parse_module()
+
+
+@functools.cache
+def stages(name: str) -> Stages:
+    program = CORPUS[name]
+    captured = capture_expression(program.expr)
+    imported = import_program(captured.program)
+    module = lower(imported.module, to="loop")
+    seed = sum(map(ord, name))
+    args, _, reference = fresh_inputs(captured, imported.func, seed, device="cpu")
+    inputs = [a.numpy().copy() for a in args]
+    ctx = make_context()
+    texts = {"input": str(module)}
+    for pass_name in PASSES:
+        get_pass(pass_name)(**program.options.get(pass_name, {})).apply(ctx, module)
+        module.verify()
+        texts[pass_name] = str(module)
+    expected = run_forward(_parse(texts["input"]), inputs)
+    return Stages(texts, inputs, expected, [w.numpy() for w in reference()])
+
+
+def _relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    want = np.asarray(want, dtype=np.float64)
+    diff = np.abs(np.asarray(got, dtype=np.float64) - want)
+    return float(np.max(diff)) / (float(np.max(np.abs(want))) or 1.0)
+
+
+def _matmul_kernels(text: str, kind: type) -> list:
+    return [
+        op
+        for op in _parse(text).walk()
+        if isinstance(op, kind) and "register_tile" in op.attributes
+    ]
+
+
+# --- meaning ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_loop_level_matches_the_reference(name: str) -> None:
+    got = stages(name)
+    for out, want in zip(got.expected, got.reference, strict=True):
+        assert _relative_error(out, want) <= RTOL
+
+
+@pytest.mark.parametrize(("name", "pass_name"), [(n, p) for n in CORPUS for p in PASSES])
+def test_pass_preserves_meaning(name: str, pass_name: str) -> None:
+    """Every pass, every program; at the kernel level the race checker runs as well."""
+    got = stages(name)
+    outputs = run_forward(_parse(got.texts[pass_name]), got.inputs)
+    for i, (out, want) in enumerate(zip(outputs, got.expected, strict=True)):
+        assert not np.isnan(out).any(), f"output {i}: elements left unwritten after {pass_name}"
+        error = _relative_error(out, want)
+        assert error <= RTOL, f"output {i}: {pass_name} changed the result ({error:.2e})"
+
+
+# --- the schedule ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_the_schedule(name: str) -> None:
+    """The register tile, the block tile in threads and blocks, the K chunks, the slabs."""
+    program, got = CORPUS[name], stages(name)
+    (tiled,) = _matmul_kernels(got.texts["register-tile"], tile.KernelOp)
+    assert register_tile_of(tiled) == program.tile
+    threads_m, threads_n, bk = block_tile_of(tiled)
+    (placed,) = _matmul_kernels(got.texts["blockify-launch"], tile.KernelOp)
+    threads = [e for _, e, b in placed.axes if b == "thread"]
+    assert threads == [threads_m, threads_n]
+    (staged,) = _matmul_kernels(got.texts["pad-smem"], tile.KernelOp)
+    outer = [op for op in staged.body.block.ops if isinstance(op, loop.ForOp) and op.is_reduce]
+    assert outer, "no K loop"
+    for k_outer in outer:
+        slabs = [op for op in k_outer.body.block.ops if isinstance(op, tile.StageOp)]
+        assert len(slabs) == program.stages
+        (inner,) = [op for op in k_outer.body.block.ops if isinstance(op, loop.ForOp)]
+        assert inner.extent == bk
+        # The operands the inner loop reads all come from the slabs.
+        for load in inner.walk():
+            if isinstance(load, loop.LoadOp):
+                assert isinstance(load.buffer.owner, tile.StageOp), load
+        for slab in slabs:
+            # x[m, k]: the threads walk m, the K loop k: stored [k][m], rows padded.
+            if slab.source.name_hint == "x_b":
+                assert slab.is_transposed and slab.padding == 4
+            assert slab.padding == (4 if slab.is_transposed else 0)
+
+
+def test_permuted_columns_are_float4_strips() -> None:
+    """Thread t's columns: t*4 .. t*4+3, then 64 further: a warp's reads are contiguous."""
+    got = stages("linear_8x8")
+    before = got.texts["blockify-launch"]
+    after = got.texts["permute-register-tile"]
+    assert "(d0 * 8) + 5" in before
+    assert "((d0 * 128) + (d1 * 4)) + 65" in after
+
+
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_two_barriers_per_k_chunk(name: str) -> None:
+    """One barrier before the refill (the last chunk's readers are done), one after."""
+    (kern,) = _matmul_kernels(stages(name).texts["materialize"], kernel.KernelOp)
+    for k_outer in [op for op in kern.body.block.ops if isinstance(op, kernel.ForOp)]:
+        barriers = [op for op in k_outer.body.block.ops if isinstance(op, kernel.BarrierOp)]
+        assert len(barriers) == 2
+
+
+def test_race_checker_catches_a_missing_barrier() -> None:
+    """Without the barrier before a refill, a fast warp overwrites the chunk a slow warp is
+    still reading: the kernel interpreter names the race."""
+    got = stages("linear")
+    text = got.texts["materialize"]
+    loop_start = text.index("kernel.for %a2_o")
+    barrier = text.index("kernel.barrier", loop_start)
+    broken = text[:barrier] + text[barrier + len("kernel.barrier") :]
+    with pytest.raises(SharedMemoryRace, match="race"):
+        run_forward(_parse(broken), got.inputs, blocks=[0])
+
+
+def test_cost_model() -> None:
+    # Big products take the biggest tile that still gives every SM a block.
+    assert matmul_tile(4096, 4096, 4096) == CANDIDATES[0]
+    assert matmul_tile(512, 5632, 2048) == CANDIDATES[0]  # 176 blocks
+    # Fewer blocks than SMs: the tile with the most blocks.
+    assert matmul_tile(128, 2048, 2048) == CANDIDATES[-1]
+    # Shapes no tile divides are left to the default schedule.
+    assert matmul_tile(16, 16, 64) is None
+    assert matmul_tile(128, 128, 4) is None
+
+
+# --- CUDA ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_cuda_compiles_for_sm90_without_spills(name: str) -> None:
+    try:
+        from deplodock.backends.cuda.nvrtc import compile_cuda
+    except Exception as error:  # the NVRTC wheel is missing on this machine
+        pytest.skip(f"the CUDA backend's NVRTC is not importable here: {error}")
+    module = _parse(stages(name).texts["materialize"])
+    source = emit_cuda(module)
+    assert "_part" not in source  # each K chunk accumulates into the outer accumulators
+    compiled = compile_cuda(source, arch="sm_90")
+    for name_, resources in compiled.resources.items():
+        assert resources.spill_stores == 0 and resources.spill_loads == 0, (name_, resources)
