@@ -1,16 +1,36 @@
-"""Run a kernel-level program on the GPU: one NVRTC module, one launch per kernel.
+"""Run a kernel-level program on the GPU: one launch per kernel, on torch's memory.
 
 ``CompiledProgram(module)`` emits CUDA for every ``kernel.kernel`` of ``@forward`` and
 compiles it for the target (this needs no GPU: the cubin and the resource report exist
-after construction). Calling it walks ``@forward``: each kernel gets fresh output tensors
-on the inputs' device (poisoned with NaN first, so an element no thread writes shows in the
-comparison) and is launched on the current torch stream with its inputs and outputs as
-arguments, in the order the emitter declares them.
+after construction). The executor around it:
+
+- **a plan, computed once** (``plan_program``, pure Python over the kernel-level
+  ``@forward``, so it is tested without a GPU): the steps in order, and for every
+  intermediate tensor its lifetime (the step that writes it to the last that reads it)
+  and a byte offset in one arena, laid out greedily by size so tensors whose lifetimes
+  do not overlap share memory. Results that ``@forward`` returns are not in the arena:
+  each call allocates them, and the caller keeps them.
+- **inputs checked** before anything runs (``check_inputs``): count, shape, dtype,
+  contiguity, one CUDA device; an ``InputError`` names the argument. A non-contiguous input
+  is an error rather than a silent copy (see ``check_inputs`` for why).
+- **launches on the caller's current torch stream**; the arena is taken from torch's
+  caching allocator on that stream per call, so reuse is stream-ordered like any torch op.
+- **poison** (``poison=True``, the default for tests and ``deplodock run``): every
+  kernel's outputs are filled with NaN (integers: -1) right before it runs, so an element
+  no thread writes shows in the comparison even where the arena reuses memory.
+- **one CUDA graph** (``program.capture(*inputs, static=...)`` → ``GraphedProgram``):
+  the whole program recorded once and replayed; non-static inputs are copied into static
+  buffers per call, static ones (weights) are bound by address and must stay the same
+  tensors.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import torch
 from xdsl.dialects import func
@@ -21,6 +41,7 @@ from deplodock.backends.cuda.driver import LoadedModule, NoGpuError, gpu_availab
 from deplodock.backends.cuda.emit import emit_cuda
 from deplodock.backends.cuda.nvrtc import CompiledModule, KernelResources, compile_cuda
 from deplodock.dialects import kernel
+from deplodock.dialects.torch import printed_names
 from deplodock.frontends.export import torch_dtype
 
 
@@ -56,60 +77,404 @@ class CompiledProgram:
             self._loaded = LoadedModule(self.compiled)
         return self._loaded
 
+    # ------------------------------------------------------------------ execution
+
+    @functools.cached_property
+    def plan(self) -> ExecutionPlan:
+        """The buffer plan of @forward (computed once, from the kernel order)."""
+        return plan_program(self.func)
+
     def __call__(self, *inputs: torch.Tensor, poison: bool = True) -> list[torch.Tensor]:
-        """Run @forward; ``poison=False`` skips the NaN fill of outputs (for timing)."""
-        args = self.func.body.block.args
-        if len(inputs) != len(args):
-            raise ValueError(f"@forward takes {len(args)} tensors, got {len(inputs)}")
+        """Run @forward on CUDA tensors, on the caller's current stream; returns its
+        results as fresh tensors (the caller owns them).
+
+        Inputs are checked first (count, shape, dtype, device, contiguity: an
+        ``InputError`` naming the argument). Intermediates live in one arena laid out by
+        ``plan`` (allocated per call from torch's caching allocator, so reusing it is
+        ordered on the stream). ``poison=True`` fills every kernel's outputs with NaN
+        (integers: -1) right before the kernel runs, so an element no thread writes shows
+        in a comparison; ``poison=False`` (timing, production) skips the fills."""
+        plan = self.plan
+        args = check_inputs(plan, inputs)
+        device = _device_of(args)
         loaded = self._module()
-        values: dict[SSAValue, torch.Tensor] = {}
-        for arg, tensor in zip(args, inputs, strict=True):
-            values[arg] = _checked(arg, tensor)
-        device = inputs[0].device if inputs else torch.device("cuda")
-        for op in self.func.body.block.ops:
-            if isinstance(op, kernel.KernelOp):
-                outputs = [_output(r.type, device, poison) for r in op.results]
-                launch_args: Sequence[torch.Tensor] = [values[v] for v in op.inputs] + outputs
-                loaded.function(op.sym_name.data).launch(op.grid_shape, op.block_shape, launch_args)
-                values.update(zip(op.results, outputs, strict=True))
-            elif isinstance(op, func.ReturnOp):
-                return [values[v] for v in op.arguments]
-            else:
-                raise NotImplementedError(
-                    f"the runtime cannot execute {op.name} at the graph level; "
-                    "lower the program to the kernel level first"
-                )
-        raise ValueError("@forward has no func.return")
+        arena = torch.empty(plan.arena_bytes, dtype=torch.uint8, device=device)
+        outputs = {i: _empty(plan.values[i], device) for i in plan.output_ids}
+        self._run_into(loaded, args, arena, outputs, poison)
+        return [outputs[i] if i in outputs else args[i] for i in plan.returns]
+
+    def capture(
+        self, *inputs: torch.Tensor, static: Sequence[bool] | None = None, poison: bool = False
+    ) -> GraphedProgram:
+        """@forward captured once as one CUDA graph, replayed by calling the result; see
+        ``GraphedProgram``. ``static[i]`` marks argument i as bound by address (weights:
+        a later call must pass the very same tensor); the others are copied into static
+        buffers on every call. Default: every argument is copied."""
+        return GraphedProgram(self, inputs, static=static, poison=poison)
+
+    def _functions(self, loaded) -> list:
+        """The launchable kernel of every step, looked up once per loaded module."""
+        cached = getattr(self, "_launchers", None)
+        if cached is None or cached[0] is not loaded:
+            cached = (loaded, [loaded.function(step.kernel) for step in self.plan.steps])
+            self._launchers = cached
+        return cached[1]
+
+    def _run_into(
+        self,
+        loaded,
+        args: Sequence[torch.Tensor],
+        arena: torch.Tensor,
+        outputs: dict[int, torch.Tensor],
+        poison: bool,
+    ) -> None:
+        """Launch every step on the current stream: arguments from ``args``, results
+        into ``outputs`` (value id → tensor) or at their offset in ``arena``."""
+        plan = self.plan
+        functions = self._functions(loaded)
+        stream = torch.cuda.current_stream(arena.device)
+        base = arena.data_ptr()
+        pointers: list[object] = [None] * len(plan.values)
+        for i, tensor in enumerate(args):
+            pointers[i] = tensor
+        for i, tensor in outputs.items():
+            pointers[i] = tensor
+        for info in plan.values:
+            if info.offset is not None:
+                pointers[info.id] = ctypes.c_void_p(base + info.offset)
+        for step, function in zip(plan.steps, functions, strict=True):
+            if poison:
+                for i in step.outputs:
+                    _poison(_view(plan.values[i], arena, outputs))
+            launch_args = [pointers[i] for i in step.inputs + step.outputs]
+            function.launch(step.grid, step.block, launch_args, stream=stream)
+
+
+class GraphedProgram:
+    """A CompiledProgram captured as one CUDA graph (``program.capture(*inputs)``).
+
+    Capture runs the program once eagerly (kernel lookups and module loading happen
+    outside the capture), then records every launch into one ``torch.cuda.CUDAGraph``
+    that reads static buffers and writes a static arena and static outputs. A call
+    checks its inputs like the program does, copies the non-static ones into their
+    buffers, checks that the static ones are the captured tensors (same data pointer:
+    weights are bound by address, never copied), replays on the current stream and
+    returns clones of the outputs (a later replay overwrites the static ones).
+    """
+
+    def __init__(
+        self,
+        program: CompiledProgram,
+        inputs: Sequence[torch.Tensor],
+        static: Sequence[bool] | None = None,
+        poison: bool = False,
+    ):
+        plan = program.plan
+        args = check_inputs(plan, inputs)
+        if static is None:
+            static = [False] * len(args)
+        if len(static) != len(args):
+            raise ValueError(f"static: {len(static)} flags for {len(args)} arguments")
+        self.program = program
+        self.static = tuple(bool(s) for s in static)
+        device = _device_of(args)
+        loaded = program._module()
+        self.args = [a if s else a.clone() for a, s in zip(args, self.static, strict=True)]
+        self.arena = torch.empty(plan.arena_bytes, dtype=torch.uint8, device=device)
+        self.outputs = {i: _empty(plan.values[i], device) for i in plan.output_ids}
+        # Warm up outside the capture (loads the module, looks the kernels up).
+        program._run_into(loaded, self.args, self.arena, self.outputs, poison)
+        torch.cuda.synchronize(device)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            program._run_into(loaded, self.args, self.arena, self.outputs, poison)
+        torch.cuda.synchronize(device)
+
+    def __call__(self, *inputs: torch.Tensor) -> list[torch.Tensor]:
+        plan = self.program.plan
+        args = check_inputs(plan, inputs)
+        for k, (given, held, static) in enumerate(zip(args, self.args, self.static, strict=True)):
+            if static:
+                if given.data_ptr() != held.data_ptr():
+                    raise InputError(
+                        f"argument {plan.arg_names[k]} was captured as static (bound by "
+                        "address) but a different tensor was given: capture again"
+                    )
+            elif given.data_ptr() != held.data_ptr():
+                held.copy_(given)
+        self.graph.replay()
+        return [
+            self.outputs[i].clone() if i in self.outputs else self.args[i].clone()
+            for i in plan.returns
+        ]
+
+
+# ------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class ValueInfo:
+    """One tensor of @forward: an argument, an intermediate or a returned result."""
+
+    id: int  # arguments first (0…n-1), then each op's results in program order
+    name: str  # the printed SSA name
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    nbytes: int
+    kind: str  # "arg" | "intermediate" | "output" (returned: allocated per call)
+    first: int  # the step that writes it (-1 for arguments)
+    last: int  # the last step that reads it (== first when nothing reads it)
+    offset: int | None = None  # byte offset in the arena (intermediates only)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kernel launch: which values it reads and writes."""
+
+    kernel: str
+    grid: tuple[int, ...] | None  # None above the kernel level (planning only)
+    block: tuple[int, ...] | None
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """How @forward runs: its steps in order and where every intermediate lives.
+
+    Intermediates share one arena: two of them may overlap in memory only when their
+    lifetimes (from the step that writes one to the last step that reads it) are
+    disjoint. A kernel's outputs never overlap its inputs, since both are live at that
+    step. Returned values are allocated per call (the caller keeps them)."""
+
+    arg_names: tuple[str, ...]
+    values: tuple[ValueInfo, ...]
+    steps: tuple[Step, ...]
+    returns: tuple[int, ...]
+    arena_bytes: int
+
+    @property
+    def num_args(self) -> int:
+        return len(self.arg_names)
+
+    @property
+    def output_ids(self) -> tuple[int, ...]:
+        return tuple(v.id for v in self.values if v.kind == "output")
+
+    @property
+    def intermediates(self) -> tuple[ValueInfo, ...]:
+        return tuple(v for v in self.values if v.kind == "intermediate")
+
+    @property
+    def unshared_bytes(self) -> int:
+        """What the intermediates would take with a buffer each (no reuse)."""
+        return sum(_aligned(v.nbytes) for v in self.intermediates)
+
+    def peak_live_bytes(self) -> int:
+        """The most intermediate bytes live at one step: no layout can use less."""
+        return max(
+            (
+                sum(_aligned(v.nbytes) for v in self.intermediates if v.first <= s <= v.last)
+                for s in range(len(self.steps))
+            ),
+            default=0,
+        )
+
+
+ARENA_ALIGNMENT = 256
+"""Every intermediate starts at a multiple of this many bytes in the arena (≥ the 16 the
+kernels' vector accesses need; 256 as cudaMalloc gives)."""
+
+
+def _aligned(n: int) -> int:
+    return -(-n // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+
+
+def plan_program(fn: func.FuncOp) -> ExecutionPlan:
+    """The execution plan of ``fn`` (a ``@forward`` whose body is ops on tensors and a
+    ``func.return``: kernels at the kernel level; any level plans, only the kernel level
+    runs). Pure Python: no GPU, no torch allocation."""
+    names = printed_names(fn.body.blocks)
+    block = fn.body.block
+    ids: dict[SSAValue, int] = {}
+    shapes: list[tuple[tuple[int, ...], torch.dtype, str]] = []
+
+    def add(value: SSAValue) -> int:
+        type_ = value.type
+        if not isinstance(type_, TensorType):
+            raise ValueError(f"%{names.get(value, '?')} is not a tensor ({type_})")
+        ids[value] = len(shapes)
+        shapes.append(
+            (tuple(type_.get_shape()), torch_dtype(type_.element_type), names.get(value, "?"))
+        )
+        return ids[value]
+
+    for arg in block.args:
+        add(arg)
+    num_args = len(shapes)
+    steps: list[Step] = []
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    returns: tuple[int, ...] = ()
+    for op in block.ops:
+        if isinstance(op, func.ReturnOp):
+            returns = tuple(ids[v] for v in op.arguments)
+            break
+        index = len(steps)
+        ins = tuple(ids[v] for v in op.operands)
+        for i in ins:
+            last[i] = index
+        outs = tuple(add(r) for r in op.results)
+        for i in outs:
+            first[i] = last[i] = index
+        if isinstance(op, kernel.KernelOp):
+            steps.append(Step(op.sym_name.data, op.grid_shape, op.block_shape, ins, outs))
+        else:
+            name = getattr(getattr(op, "sym_name", None), "data", op.name)
+            steps.append(Step(name, None, None, ins, outs))
+    else:
+        raise ValueError(f"@{fn.sym_name.data} has no func.return")
+    returned = set(returns)
+    values: list[ValueInfo] = []
+    for i, (shape, dtype, name) in enumerate(shapes):
+        nbytes = math.prod(shape) * dtype.itemsize
+        if i < num_args:
+            kind, lo, hi = "arg", -1, last.get(i, -1)
+        else:
+            kind = "output" if i in returned else "intermediate"
+            lo, hi = first[i], last[i]
+        values.append(ValueInfo(i, name, shape, dtype, nbytes, kind, lo, hi))
+    offsets, arena = _assign_offsets([v for v in values if v.kind == "intermediate"])
+    values = [replace(v, offset=offsets[v.id]) if v.id in offsets else v for v in values]
+    return ExecutionPlan(
+        tuple(names.get(a, "?") for a in block.args),
+        tuple(values),
+        tuple(steps),
+        returns,
+        arena,
+    )
+
+
+def _assign_offsets(buffers: Sequence[ValueInfo]) -> tuple[dict[int, int], int]:
+    """Offsets in one arena for buffers with lifetimes [first, last]: greedy by size
+    (largest first, each at the lowest-addressed gap that fits among the buffers
+    already placed whose lifetimes overlap its own; TFLite's "greedy by size").
+    Returns (value id → offset, arena bytes)."""
+    placed: list[tuple[int, int, int, int]] = []  # offset, end, first, last
+    offsets: dict[int, int] = {}
+    arena = 0
+    for b in sorted(buffers, key=lambda b: (-b.nbytes, b.first, b.id)):
+        size = _aligned(b.nbytes)
+        busy = sorted(
+            (start, end) for start, end, lo, hi in placed if lo <= b.last and b.first <= hi
+        )
+        offset = 0
+        for start, end in busy:
+            if start - offset >= size:
+                break
+            offset = max(offset, end)
+        offsets[b.id] = offset
+        placed.append((offset, offset + size, b.first, b.last))
+        arena = max(arena, offset + size)
+    return offsets, arena
+
+
+# ------------------------------------------------------------------ input checking
+
+
+class InputError(ValueError):
+    """An argument that does not fit the compiled program (says which and why)."""
 
 
 VECTOR_ALIGNMENT = 16
 """Kernels' vector accesses (``vector_access``) assume every buffer starts 16-byte aligned."""
 
 
-def _checked(arg: SSAValue, tensor: torch.Tensor) -> torch.Tensor:
-    type_ = arg.type
-    assert isinstance(type_, TensorType)
-    shape = tuple(type_.get_shape())
-    if tuple(tensor.shape) != shape or tensor.dtype != torch_dtype(type_.element_type):
-        raise ValueError(
-            f"argument %{arg.name_hint}: expected {shape} {torch_dtype(type_.element_type)}, "
-            f"got {tuple(tensor.shape)} {tensor.dtype}"
+def check_inputs(plan: ExecutionPlan, inputs: Sequence[object]) -> list[torch.Tensor]:
+    """``inputs`` checked against the program's arguments, in order: each a tensor of
+    the compiled shape and dtype, contiguous, on one CUDA device (checked in that order).
+
+    A non-contiguous tensor is an error, not a silent copy: the kernels index dense
+    row-major memory, a copy costs a full read and write of the tensor on every call
+    (and inside a captured graph, on every replay), and the caller is the one who knows
+    whether it is worth it (``x.contiguous()``). A contiguous tensor whose data starts
+    off the 16-byte alignment the vector accesses need (a view into the middle of a
+    buffer) is the one case copied here: nothing the caller can do about it is cheaper,
+    and the copy is exact."""
+    if len(inputs) != plan.num_args:
+        raise InputError(
+            f"@forward takes {plan.num_args} tensors ({', '.join(plan.arg_names)}), "
+            f"got {len(inputs)}"
         )
-    if not tensor.is_cuda:
-        raise ValueError(f"argument %{arg.name_hint} is on {tensor.device}, not a CUDA device")
-    tensor = tensor.contiguous()
-    if tensor.data_ptr() % VECTOR_ALIGNMENT:
-        # A view into the middle of a buffer: vector loads assume aligned bases, so copy it.
-        tensor = tensor.clone()
+    device: torch.device | None = None
+    checked: list[torch.Tensor] = []
+    for k, tensor in enumerate(inputs):
+        info = plan.values[k]
+        tensor = check_tensor(f"argument {k} (%{info.name})", tensor, info.shape, info.dtype)
+        if device is None:
+            device = tensor.device
+        elif tensor.device != device:
+            raise InputError(
+                f"argument {k} (%{info.name}) is on {tensor.device}, the other arguments "
+                f"on {device}"
+            )
+        if tensor.data_ptr() % VECTOR_ALIGNMENT:
+            tensor = tensor.clone()  # see the docstring: exact, and nothing cheaper exists
+        checked.append(tensor)
+    return checked
+
+
+def check_tensor(
+    what: str, tensor: object, shape: tuple[int, ...], dtype: torch.dtype
+) -> torch.Tensor:
+    """``tensor`` if it is a tensor of ``shape`` and ``dtype``, contiguous, on a CUDA
+    device (checked in that order), else an ``InputError`` about ``what``."""
+    want = f"{_shape_text(shape)} {_dtype_text(dtype)}"
+    if not isinstance(tensor, torch.Tensor):
+        raise InputError(f"{what}: expected a tensor {want}, got {type(tensor).__name__}")
+    got = f"{_shape_text(tuple(tensor.shape))} {_dtype_text(tensor.dtype)}"
+    if tuple(tensor.shape) != tuple(shape):
+        raise InputError(f"{what}: expected shape {want}, got {got}")
+    if tensor.dtype != dtype:
+        raise InputError(f"{what}: expected dtype {want}, got {got}")
+    if not tensor.is_contiguous():
+        raise InputError(
+            f"{what} is not contiguous (strides {tuple(tensor.stride())} for shape "
+            f"{tuple(tensor.shape)}): the kernels read dense row-major memory; pass "
+            ".contiguous() (a copy)"
+        )
+    if tensor.device.type != "cuda":
+        raise InputError(
+            f"{what} is on {tensor.device}: compiled programs run on CUDA tensors "
+            "(move it with .cuda())"
+        )
     return tensor
 
 
-def _output(type_, device: torch.device, poison: bool) -> torch.Tensor:
-    assert isinstance(type_, TensorType)
-    dtype = torch_dtype(type_.element_type)
-    shape = tuple(type_.get_shape())
-    if not poison:
-        return torch.empty(shape, dtype=dtype, device=device)
-    if dtype.is_floating_point:
-        return torch.full(shape, float("nan"), dtype=dtype, device=device)
-    return torch.full(shape, -1, dtype=dtype, device=device)
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ")"
+
+
+def _dtype_text(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _device_of(args: Sequence[torch.Tensor]) -> torch.device:
+    if args:
+        return args[0].device
+    return torch.device("cuda", torch.cuda.current_device())
+
+
+def _empty(info: ValueInfo, device: torch.device) -> torch.Tensor:
+    return torch.empty(info.shape, dtype=info.dtype, device=device)
+
+
+def _view(info: ValueInfo, arena: torch.Tensor, outputs: dict[int, torch.Tensor]):
+    if info.offset is None:
+        return outputs[info.id]
+    return arena[info.offset : info.offset + info.nbytes].view(info.dtype).view(info.shape)
+
+
+def _poison(tensor: torch.Tensor) -> None:
+    """NaN for floating point, -1 for integers: a value no correct kernel leaves."""
+    tensor.fill_(float("nan") if tensor.dtype.is_floating_point else -1)

@@ -1,0 +1,194 @@
+"""The Python API: deplodock.lower and deplodock.compile (tools/api.py).
+
+On the CPU: lowering a module and a plain function to every level, parameters bound by
+address (no copies), output structure, and the callable's input errors. GPU-marked:
+the compiled callable against eager, with and without a CUDA graph, on a side stream."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from xdsl.dialects.builtin import ModuleOp
+
+import deplodock
+from deplodock.backends.cuda.driver import gpu_available
+from deplodock.backends.cuda.runtime import InputError
+from deplodock.frontends.errors import UserInputError
+from deplodock.pipeline import LEVELS, level_of
+
+needs_gpu = pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU")
+
+
+class Block(torch.nn.Module):
+    """Linear → ReLU → RMSNorm plus a buffer, returning two tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(32, 64)
+        self.norm = torch.nn.RMSNorm(64)
+        self.register_buffer("shift", torch.randn(64))
+
+    def forward(self, x):
+        h = self.norm(torch.relu(self.linear(x)))
+        return h + self.shift, h.sum(-1)
+
+
+def add_relu(a, b):
+    return torch.relu(a + b) * 2.0
+
+
+@pytest.fixture(scope="module")
+def block():
+    torch.manual_seed(0)
+    return Block().eval(), torch.randn(4, 32)
+
+
+@pytest.fixture(scope="module")
+def compiled_block(block):
+    model, x = block
+    return deplodock.compile(model, x)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_lower_a_module_to_every_level(block, level) -> None:
+    model, x = block
+    result = deplodock.lower(model, x, to=level)
+    if level == "cuda":
+        assert isinstance(result, str) and "__global__" in result
+    else:
+        assert isinstance(result, ModuleOp)
+        result.verify()
+        assert level_of(result) == level
+
+
+@pytest.mark.parametrize("level", ["torch", "tensor", "loop", "tile", "kernel"])
+def test_lower_a_function(level) -> None:
+    a, b = torch.randn(8, 16), torch.randn(16)
+    module = deplodock.lower(add_relu, a, b, to=level)
+    assert level_of(module) == level
+    assert str(module).count("tensor<8x16xf32>") >= 1
+
+
+def test_lower_names_unknown_levels() -> None:
+    with pytest.raises(ValueError, match="unknown level 'ptx'"):
+        deplodock.lower(add_relu, torch.randn(2), torch.randn(2), to="ptx")
+
+
+def test_unsupported_op_is_a_user_error_naming_it() -> None:
+    with pytest.raises(UserInputError, match="cumprod"):
+        deplodock.compile(lambda x: torch.cumprod(x, 0), torch.randn(8, 8))
+
+
+def test_non_tensor_example_input_is_a_user_error() -> None:
+    with pytest.raises(UserInputError, match="example input 1 is a int"):
+        deplodock.lower(lambda x, n: x * n, torch.randn(4), 3)
+
+
+def test_parameters_and_buffers_are_bound_without_copies(block, compiled_block) -> None:
+    model, x = block
+    args = compiled_block.arguments(x)
+    by_pointer = {a.data_ptr() for a in args}
+    for tensor in [*model.parameters(), *model.buffers(), x]:
+        assert tensor.data_ptr() in by_pointer
+    params = [a for a in args if isinstance(a, torch.nn.Parameter)]
+    assert {id(p) for p in params} == {id(p) for p in model.parameters()}  # the very objects
+
+
+def test_a_replaced_parameter_is_seen_by_the_next_call(block, compiled_block) -> None:
+    model, x = block
+    old = model.norm.weight
+    try:
+        model.norm.weight = torch.nn.Parameter(torch.randn(64))
+        assert any(a is model.norm.weight for a in compiled_block.arguments(x))
+    finally:
+        model.norm.weight = old
+
+
+def test_function_constants_and_inputs(compiled_block) -> None:
+    scale = torch.randn(16)
+    compiled = deplodock.compile(lambda a: a * scale, torch.randn(8, 16))
+    kinds = sorted(spec.kind for spec in compiled.inputs)
+    assert kinds == ["constant", "input"]
+    a = torch.randn(8, 16)
+    args = compiled.arguments(a)
+    assert any(t is a for t in args)
+
+
+@pytest.mark.parametrize(
+    "make, error, message",
+    [
+        (lambda x: (torch.randn(4, 31),), InputError, "expected shape (4, 32) float32"),
+        (lambda x: (x.double(),), InputError, "expected dtype"),
+        (lambda x: (torch.randn(32, 4).t(),), InputError, "is not contiguous"),
+        (lambda x: (x,), InputError, "is on cpu"),
+        (lambda x: (x, x), TypeError, "expected 1 input tensors, got 2"),
+    ],
+    ids=["shape", "dtype", "non-contiguous", "cpu", "count"],
+)
+def test_input_errors(block, compiled_block, make, error, message) -> None:
+    _, x = block
+    with pytest.raises(error) as raised:
+        compiled_block(*make(x))
+    assert message in str(raised.value)
+
+
+def test_repr(compiled_block) -> None:
+    assert repr(compiled_block).startswith("<deplodock.Compiled Block: ")
+
+
+# ------------------------------------------------------------------------------ GPU
+
+
+def _on_gpu(block):
+    model, x = block
+    return model.cuda(), x.cuda()
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("graph", [False, True], ids=["launches", "cuda-graph"])
+def test_compiled_module_matches_eager(block, graph) -> None:
+    model, x = _on_gpu(block)
+    fast = deplodock.compile(model, x, graph=graph)
+    for _ in range(3):  # a graph: capture on the first call, replays after
+        x = torch.randn_like(x)
+        got, want = fast(x), model(x)
+        assert isinstance(got, tuple) and len(got) == 2
+        for g, w in zip(got, want, strict=True):
+            torch.testing.assert_close(g, w.detach(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_graph_is_captured_again_when_weights_move(block) -> None:
+    model, x = _on_gpu(block)
+    fast = deplodock.compile(model, x, graph=True)
+    fast(x)
+    old = model.linear.weight
+    try:
+        model.linear.weight = torch.nn.Parameter(torch.randn_like(old))
+        torch.testing.assert_close(fast(x)[0], model(x)[0].detach(), rtol=1e-5, atol=1e-5)
+    finally:
+        model.linear.weight = old
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_compiled_function_on_a_side_stream() -> None:
+    a, b = torch.randn(64, 256, device="cuda"), torch.randn(256, device="cuda")
+    fast = deplodock.compile(add_relu, a, b, poison=True)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        got = fast(a, b)
+    stream.synchronize()
+    torch.testing.assert_close(got, add_relu(a, b))
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_module_left_on_cpu_is_named(block) -> None:
+    model, x = block
+    fast = deplodock.compile(model.cpu(), x)
+    with pytest.raises(InputError, match="parameter linear.weight is on cpu"):
+        fast(x.cuda())

@@ -1,0 +1,139 @@
+"""torch.compile(model, backend="deplodock") (tools/torch_backend.py).
+
+On the CPU: TorchDynamo finds the backend through its entry point, and a graph it cannot
+compile (an unsupported op, no GPU, dynamic shapes) runs in eager PyTorch with a
+DeplodockFallbackWarning saying why. GPU-marked: compiled graphs match eager."""
+
+from __future__ import annotations
+
+import warnings
+from importlib.metadata import entry_points
+
+import pytest
+import torch
+
+from deplodock.backends.cuda.driver import gpu_available
+from deplodock.torch_backend import DeplodockFallbackWarning, deplodock_backend
+
+needs_gpu = pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU")
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _compiled_call(fn, *args):
+    """(result, the DeplodockFallbackWarnings raised while compiling and calling)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.no_grad():
+            out = torch.compile(fn, backend="deplodock")(*args)
+    return out, [w for w in caught if issubclass(w.category, DeplodockFallbackWarning)]
+
+
+def test_entry_point_is_installed() -> None:
+    names = {ep.name: ep.value for ep in entry_points(group="torch_dynamo_backends")}
+    assert names.get("deplodock") == "deplodock.torch_backend:deplodock_backend", (
+        "the entry point is missing: re-run pip install -e ."
+    )
+
+
+def test_dynamo_finds_the_backend_by_name() -> None:
+    from torch._dynamo.backends.registry import list_backends, lookup_backend
+
+    assert lookup_backend("deplodock") is deplodock_backend
+    assert "deplodock" in list_backends(exclude_tags=())
+
+
+def test_unsupported_op_falls_back_with_a_warning_naming_it() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.RMSNorm(16))
+    x = torch.randn(2, 8)
+    out, fallbacks = _compiled_call(model, x)
+    assert len(fallbacks) == 1
+    message = str(fallbacks[0].message)
+    assert "eager PyTorch" in message and "aten.gelu" in message and "unsupported op" in message
+    with torch.no_grad():
+        torch.testing.assert_close(out, model(x))
+
+
+def test_several_unsupported_ops_are_all_named() -> None:
+    def fn(x):
+        return torch.cumprod(torch.nn.functional.gelu(x), 0)
+
+    _, fallbacks = _compiled_call(fn, torch.randn(4, 4))
+    (warning,) = fallbacks
+    assert "aten.gelu" in str(warning.message) and "aten.cumprod" in str(warning.message)
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
+def test_no_gpu_falls_back_with_a_clear_warning() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU())
+    x = torch.randn(2, 8)
+    out, fallbacks = _compiled_call(model, x)
+    (warning,) = fallbacks
+    assert "no CUDA GPU" in str(warning.message)
+    with torch.no_grad():
+        assert torch.equal(out, model(x))
+
+
+def test_cpu_inputs_fall_back() -> None:
+    """On a GPU machine a model left on the CPU still runs (eagerly), with a warning;
+    without a GPU the no-GPU warning comes first: either way, one clear warning."""
+    _, fallbacks = _compiled_call(lambda x: torch.relu(x) + 1, torch.randn(4, 4))
+    (warning,) = fallbacks
+    assert "on cpu" in str(warning.message) or "no CUDA GPU" in str(warning.message)
+
+
+def test_non_tensor_inputs_fall_back() -> None:
+    gm = torch.fx.symbolic_trace(lambda x, n: x * n)
+    with pytest.warns(DeplodockFallbackWarning, match="dynamic shapes are not supported"):
+        fn = deplodock_backend(gm, [torch.randn(3), 2])
+    assert fn == gm.forward
+
+
+# ------------------------------------------------------------------------------ GPU
+
+
+def _no_fallback(fallbacks) -> None:
+    assert not fallbacks, [str(w.message) for w in fallbacks]
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_compiled_model_matches_eager() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.RMSNorm(128)
+    ).cuda()
+    x = torch.randn(4, 64, device="cuda")
+    out, fallbacks = _compiled_call(model, x)
+    _no_fallback(fallbacks)
+    with torch.no_grad():
+        torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_non_contiguous_input_is_made_contiguous() -> None:
+    x = torch.randn(64, 32, device="cuda").t()  # a transposed view
+    out, fallbacks = _compiled_call(lambda a: torch.softmax(a, -1), x)
+    _no_fallback(fallbacks)
+    torch.testing.assert_close(out, torch.softmax(x, -1))
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_llama_layers_through_the_backend() -> None:
+    pytest.importorskip("transformers")
+    from deplodock.frontends.models import CausalLMLogits, build_model
+
+    model = CausalLMLogits(build_model("tinyllama", layers=2)).cuda()
+    ids = torch.randint(0, 32000, (1, 32), device="cuda")
+    out, fallbacks = _compiled_call(model, ids)
+    _no_fallback(fallbacks)
+    with torch.no_grad():
+        want = model(ids)
+    assert (out - want).abs().max().item() <= 1e-4 * want.abs().max().item()

@@ -1,0 +1,229 @@
+"""The Python API: ``deplodock.compile`` and ``deplodock.lower``.
+
+    import deplodock, torch
+    model = torch.nn.RMSNorm(2048).cuda()
+    x = torch.randn(1, 32, 2048, device="cuda")
+    fast = deplodock.compile(model, x)            # a callable with the module's semantics
+    y = fast(x)                                    # == model(x)
+    loop = deplodock.lower(model, x, to="loop")    # the xDSL module at the loop level
+
+What is compiled is what ``torch.export`` captures of ``module_or_fn(*example_inputs)``
+(``strict=False``, under ``torch.no_grad()``): static shapes and dtypes, the module in
+the mode it is in (call ``.eval()`` for inference). A plain function is wrapped in a
+module; the tensors it closes over become constants of the program. Everything the
+frontend cannot express, and every op without a decomposition, is reported at once as
+a ``UserInputError`` naming the ops and their source lines.
+
+The callable:
+
+- takes the user inputs only (the example inputs' shapes and dtypes, contiguous CUDA
+  tensors; anything else is an ``InputError`` naming the argument, see
+  ``deplodock.backends.cuda.runtime.check_inputs``) and returns what the module returns
+  (the same tuple / dataclass structure, through ``torch.export``'s output spec);
+- binds parameters and buffers from the module itself, looked up by name at each call
+  and passed by address: no copy, so ``module.cuda()``, ``load_state_dict`` or an
+  optimizer step after compiling are seen by the next call;
+- runs on the caller's current torch stream; outputs carry no autograd history
+  (deplodock compiles inference);
+- with ``graph=True`` captures the whole program as one CUDA graph on the first call
+  and replays it afterwards. User inputs are copied into static buffers on each call
+  (so any tensor of the right shape may be passed); parameters and buffers are bound by
+  address at capture, and the graph is captured again when one of them is no longer the
+  same memory (a ``module.to()``, a replaced buffer). Outputs are clones of the graph's
+  static outputs, so a later call never overwrites a result already returned.
+
+Options: ``arch`` (default: the current GPU's, else sm_90), ``graph`` (False),
+``poison`` (False: NaN-fill every kernel's outputs before it runs, for tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+from xdsl.dialects.builtin import ModuleOp
+
+from deplodock.frontends.errors import UserInputError
+
+__all__ = ["Compiled", "capture", "compile", "lower"]
+
+
+class _Function(torch.nn.Module):
+    """A plain function as a module (what torch.export captures)."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
+def _as_module(module_or_fn: Any) -> torch.nn.Module:
+    if isinstance(module_or_fn, torch.nn.Module):
+        return module_or_fn
+    if callable(module_or_fn):
+        return _Function(module_or_fn)
+    raise TypeError(f"expected an nn.Module or a function, not {type(module_or_fn).__name__}")
+
+
+def capture(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.Module, Any]:
+    """(the module, its ``torch.export.ExportedProgram``) of ``module_or_fn(*inputs)``."""
+    module = _as_module(module_or_fn)
+    leaves = pytree.tree_leaves(example_inputs)
+    for k, leaf in enumerate(leaves):
+        if not isinstance(leaf, torch.Tensor):
+            raise UserInputError(
+                f"example input {k} is a {type(leaf).__name__}: deplodock compiles "
+                "functions of tensors (bind other values with functools.partial)"
+            )
+    name = getattr(module_or_fn, "__name__", type(module).__name__)
+    try:
+        with torch.no_grad():
+            program = torch.export.export(module, tuple(example_inputs), strict=False)
+    except Exception as e:
+        message = str(e).strip().split("\n\n", 1)[0][:400]
+        raise UserInputError(
+            f"torch.export could not capture {name}: {type(e).__name__}: {message}"
+        ) from None
+    return module, program
+
+
+def _import(program) -> ModuleOp:
+    from deplodock.frontends.export import import_program
+
+    return import_program(program).module
+
+
+def lower(module_or_fn: Any, *example_inputs: Any, to: str = "loop") -> ModuleOp | str:
+    """The program of ``module_or_fn(*example_inputs)`` lowered to level ``to`` (torch,
+    tensor, loop, tile, kernel) as an xDSL ``ModuleOp``; ``to="cuda"`` gives the CUDA C
+    source (a string)."""
+    from deplodock.pipeline import LEVELS
+    from deplodock.pipeline import lower as lower_module
+
+    if to not in LEVELS:
+        raise ValueError(f"unknown level {to!r} (known: {', '.join(LEVELS)})")
+    _, program = capture(module_or_fn, *example_inputs)
+    module = _import(program)
+    if to == "cuda":
+        from deplodock.backends.cuda.emit import emit_cuda
+
+        return emit_cuda(lower_module(module, to="kernel"))
+    return lower_module(module, to=to)
+
+
+def _default_arch() -> str:
+    from deplodock.backends.cuda.driver import current_arch, gpu_available
+
+    return current_arch() if gpu_available() else "sm_90"
+
+
+def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
+    module_or_fn: Any,
+    *example_inputs: Any,
+    arch: str | None = None,
+    graph: bool = False,
+    poison: bool = False,
+) -> Compiled:
+    """``module_or_fn`` compiled for ``example_inputs``' shapes and dtypes: a callable on
+    CUDA tensors with the module's semantics (see the module docstring). Compiling needs
+    no GPU (NVRTC); calling does."""
+    from deplodock.pipeline import compile_program
+
+    module, program = capture(module_or_fn, *example_inputs)
+    compiled = compile_program(_import(program), arch=arch or _default_arch())
+    return Compiled(module, program, compiled, graph=graph, poison=poison)
+
+
+class Compiled:
+    """A compiled program bound to its module: call it with the user inputs."""
+
+    def __init__(self, module: torch.nn.Module, program, compiled, graph=False, poison=False):
+        from deplodock.frontends.export import graph_inputs
+
+        self.module = module
+        self.exported = program  # torch.export.ExportedProgram
+        self.program = compiled  # deplodock.backends.cuda.runtime.CompiledProgram
+        self.graph = graph
+        self.poison = poison
+        self.inputs = graph_inputs(compiled.func)  # kind and target of each argument
+        self.num_user_inputs = sum(spec.kind == "input" for spec in self.inputs)
+        self._constants: dict[tuple[str, torch.device], torch.Tensor] = {}
+        self._graphed = None  # (static data pointers, GraphedProgram)
+
+    def arguments(self, *inputs: torch.Tensor) -> list[torch.Tensor]:
+        """The program's arguments for these user inputs: the inputs themselves, the
+        module's parameters and buffers (the very tensors, no copy) and the program's
+        lifted constants (moved to the inputs' device once)."""
+        users = pytree.tree_leaves(inputs)
+        if len(users) != self.num_user_inputs:
+            raise TypeError(f"expected {self.num_user_inputs} input tensors, got {len(users)}")
+        device = next((u.device for u in users if isinstance(u, torch.Tensor)), None)
+        it = iter(users)
+        args: list[torch.Tensor] = []
+        for spec in self.inputs:
+            if spec.kind == "input":
+                args.append(next(it))
+            elif spec.kind in ("param", "buffer"):
+                tensor = (
+                    self.module.get_parameter(spec.target)
+                    if spec.kind == "param"
+                    else self.module.get_buffer(spec.target)
+                )
+                if device is not None and tensor.device != device:
+                    from deplodock.backends.cuda.runtime import InputError
+
+                    raise InputError(
+                        f"the module's {'parameter' if spec.kind == 'param' else 'buffer'} "
+                        f"{spec.target} is on {tensor.device}, the inputs on {device}: move "
+                        "the module (module.to(device))"
+                    )
+                args.append(tensor)
+            else:
+                args.append(self._constant(spec.target, device))
+        return args
+
+    def _constant(self, target: str, device: torch.device | None) -> torch.Tensor:
+        tensor = self.exported.constants[target]
+        if device is None or tensor.device == device:
+            return tensor
+        key = (target, device)
+        if key not in self._constants:
+            self._constants[key] = tensor.to(device).contiguous()
+        return self._constants[key]
+
+    def check(self, *inputs: torch.Tensor) -> None:
+        """The user inputs checked (an ``InputError`` naming the input), before the
+        module's own tensors are."""
+        from deplodock.backends.cuda.runtime import check_tensor
+
+        users = pytree.tree_leaves(inputs)
+        if len(users) != self.num_user_inputs:
+            raise TypeError(f"expected {self.num_user_inputs} input tensors, got {len(users)}")
+        specs = [spec for spec in self.inputs if spec.kind == "input"]
+        for k, (spec, tensor) in enumerate(zip(specs, users, strict=True)):
+            check_tensor(f"input {k} (%{spec.name})", tensor, spec.shape, spec.dtype)
+
+    def __call__(self, *inputs: torch.Tensor) -> Any:
+        self.check(*inputs)
+        args = self.arguments(*inputs)
+        with torch.no_grad():
+            if self.graph:
+                outputs = self._replay(args)
+            else:
+                outputs = self.program(*args, poison=self.poison)
+        return pytree.tree_unflatten(outputs, self.exported.call_spec.out_spec)
+
+    def _replay(self, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        static = [spec.kind != "input" for spec in self.inputs]
+        pointers = tuple(a.data_ptr() for a, s in zip(args, static, strict=True) if s)
+        if self._graphed is None or self._graphed[0] != pointers:
+            self._graphed = (pointers, self.program.capture(*args, static=static))
+        return self._graphed[1](*args)
+
+    def __repr__(self) -> str:
+        kernels = len(self.program.kernels)
+        return f"<deplodock.Compiled {type(self.module).__name__}: {kernels} kernels>"
