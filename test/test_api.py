@@ -192,3 +192,36 @@ def test_module_left_on_cpu_is_named(block) -> None:
     fast = deplodock.compile(model.cpu(), x)
     with pytest.raises(InputError, match="parameter linear.weight is on cpu"):
         fast(x.cuda())
+
+
+# ------------------------------------------------------------- deplodock run MODEL
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
+def test_run_model_without_gpu_exits_2_at_once(capsys) -> None:
+    from deplodock.cli import main
+
+    assert main(["run", "tinyllama", "--layers", "1", "--seq", "8"]) == 2
+    assert "no CUDA GPU on this machine" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
+def test_run_model_no_gpu_ok_compiles(capsys) -> None:
+    pytest.importorskip("transformers")
+    from deplodock.cli import main
+
+    assert main(["run", "tinyllama", "--layers", "1", "--seq", "8", "-q", "--no-gpu-ok"]) == 0
+    out = capsys.readouterr().out
+    assert "tinyllama-1.1b, 1 layer, seq 8" in out and "kernels for sm_90" in out
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_run_model_matches_transformers(capsys) -> None:
+    pytest.importorskip("transformers")
+    from deplodock.cli import main
+
+    argv = ["run", "tinyllama", "--layers", "2", "--seq", "32", "-q", "--torch-backend"]
+    assert main([*argv, "--no-torch-compile"]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "logits (1, 32, 32000)" in out and "OK" in out and "GPU time per call" in out

@@ -4,6 +4,7 @@
     deplodock compile prog.mlir --ir cuda          # continue from a printed level
     deplodock compile tinyllama --layers 1 --seq 128 --ir tensor --stats
     deplodock run -c "torch.nn.Softmax(dim=-1)(torch.randn(1,28,2048,2048))"
+    deplodock run tinyllama --seq 128              # whole model: logits vs transformers eager
     deplodock bench --filter rmsnorm --out bench-results   # see deplodock.bench
 
 The program is an expression (``-c``), an .mlir file of any level, or a model: a built-in
@@ -22,6 +23,13 @@ IR between ``>>> NNN_pass`` and ``<<< NNN_pass`` lines (on stdout, so
 ``awk '/^>>> 007/,/^<<< 007/'`` extracts one). Bad input ends with a message and exit 1,
 never a traceback (set DEPLODOCK_TRACEBACK=1 to see one); ``run`` exits 1 on a mismatch
 with PyTorch and 2 when there is no GPU to run on.
+
+``run MODEL`` (``_run_model``) compiles the whole causal LM (or ``--part layer``), runs it
+on the GPU, compares its logits with the transformers model in eager PyTorch (default
+``--rtol 1e-4``, relative to the largest logit), and times deplodock, eager and
+torch.compile side by side in CUDA graphs (``--no-bench``, ``--no-torch-compile`` to skip;
+``--torch-backend`` also checks ``torch.compile(model, backend="deplodock")``). On a
+terminal, lowering shows a progress bar; ``-q`` turns all progress off.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ from deplodock.kernel_stats import (
     origin_table,
     program_stats,
 )
-from deplodock.pipeline import LEVELS, PassStep, level_of, lower
+from deplodock.pipeline import LEVELS, PassStep, level_of, lower, passes_between
 
 EXIT_MISMATCH = 1
 EXIT_NO_GPU = 2
@@ -106,12 +114,31 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="compile, run on the GPU, compare with PyTorch")
     add_common(run)
-    run.add_argument("--rtol", type=float, default=1e-5, help="max |got-want| / max |want|")
+    run.add_argument(
+        "--rtol",
+        type=float,
+        default=None,
+        help=f"max |got-want| / max |want| (default {EXPRESSION_RTOL:g}; models "
+        f"{MODEL_RTOL:g}: logits after many fp32 layers)",
+    )
     run.add_argument("--seed", type=int, default=None, help="seed of the random inputs")
     run.add_argument(
         "--bench",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also time deplodock, PyTorch eager and torch.compile (CUDA graphs, median); "
+        "on by default for models",
+    )
+    run.add_argument(
+        "--torch-backend",
         action="store_true",
-        help="also time deplodock, PyTorch eager and torch.compile (CUDA graphs, median)",
+        help="models: also run torch.compile(model, backend='deplodock') and compare its "
+        "logits with eager too",
+    )
+    run.add_argument(
+        "--no-torch-compile",
+        action="store_true",
+        help="time deplodock and eager only (torch.compile of a whole model takes minutes)",
     )
     run.add_argument(
         "--no-gpu-ok",
@@ -132,6 +159,8 @@ def _parser() -> argparse.ArgumentParser:
 
 PARTS = ("model", "layer")  # as deplodock.frontends.models.PARTS (not imported: torch)
 DEFAULT_SEQ = 128
+EXPRESSION_RTOL = 1e-5
+MODEL_RTOL = 1e-4
 
 
 @dataclass
@@ -148,17 +177,50 @@ class _Steps:
     title: str = ""
 
     @contextlib.contextmanager
-    def step(self, name: str) -> Iterator[None]:
-        if self.progress:
+    def step(self, name: str, show: bool = True) -> Iterator[None]:
+        """Time one step; ``show=False``: a progress bar shows it instead."""
+        show = show and self.progress
+        if show:
             print(f"deplodock: {name} …", end="", file=sys.stderr, flush=True)
         started = time.perf_counter()
         try:
             yield
         finally:
             elapsed = time.perf_counter() - started
-            if self.progress:
+            if show:
                 print(f" {elapsed:.1f} s", file=sys.stderr, flush=True)
         self.rows.append((name, elapsed, _peak_rss_mb()))
+
+    @property
+    def total_s(self) -> float:
+        return sum(seconds for _, seconds, _ in self.rows)
+
+
+class _Bar:
+    """A one-line progress bar on stderr, redrawn in place (a terminal's only)."""
+
+    WIDTH = 24
+
+    def __init__(self, title: str, total: int):
+        self.title, self.total, self.done = title, max(total, 1), 0
+        self.started = time.perf_counter()
+        self.draw("")
+
+    def draw(self, what: str) -> None:
+        filled = self.WIDTH * self.done // self.total
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        elapsed = time.perf_counter() - self.started
+        count = f"{self.done}/{self.total}"
+        line = f"deplodock: {self.title} [{bar}] {count} {what:<20} {elapsed:5.1f} s"
+        print(f"\r{line}\x1b[K", end="", file=sys.stderr, flush=True)
+
+    def advance(self, what: str) -> None:
+        self.done += 1
+        self.draw(what)
+
+    def close(self, what: str = "done") -> None:
+        self.draw(what)
+        print(file=sys.stderr, flush=True)
 
 
 def _peak_rss_mb() -> float:
@@ -272,14 +334,42 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
         if report is not None:
             report(step)
 
-    for level in LEVELS[LEVELS.index(start) + 1 : LEVELS.index(to) + 1]:
-        with steps.step(f"lower to {level}"):
-            lower(module, to=level, observer=observer if stats or report else None)
+    levels = LEVELS[LEVELS.index(start) + 1 : LEVELS.index(to) + 1]
+    bar = None
+    if steps.progress and levels:
+        bar = _Bar(f"lower to {to}", len(passes_between(start, to)))
+    for level in levels:
+        with steps.step(f"lower to {level}", show=bar is None):
+            if stats or report:
+                lower(module, to=level, observer=observer)
+                if bar is not None:
+                    bar.done += len(passes_between(LEVELS[LEVELS.index(level) - 1], level))
+                    bar.draw(level)
+            else:
+                _apply_passes(module, level, bar)
+    if bar is not None:
+        bar.close()
         if stats:
             steps.counts.append((level, _op_counts(module, level)))
             if level == "loop":
                 steps.kernels = program_stats(module)
                 steps.origins = {**steps.origins, **origin_table(module)}
+
+
+def _apply_passes(module, level: str, bar: _Bar | None) -> None:
+    """``lower(module, to=level)`` pass by pass, advancing ``bar`` after each (without
+    the observer's printed IR, which costs seconds on a whole model)."""
+    from deplodock.dialects import make_context
+    from deplodock.passes import get_pass
+
+    ctx = make_context()
+    for name in passes_between(level_of(module), level):
+        if bar is not None:
+            bar.draw(name)
+        get_pass(name)().apply(ctx, module)
+        module.verify()
+        if bar is not None:
+            bar.advance(name)
 
 
 def _op_counts(module, level: str) -> Counter[str]:
@@ -386,6 +476,9 @@ def _run(args: argparse.Namespace) -> int:
     from deplodock.backends.cuda.runtime import CompiledProgram
     from deplodock.reference import fresh_inputs, output_error
 
+    if args.code is None and args.file is not None and not _is_mlir_file(args.file):
+        return _run_model(args)
+    rtol = args.rtol if args.rtol is not None else EXPRESSION_RTOL
     steps = _steps(args)
     module, captured = _load(args, steps, device="cpu")
     if captured is None:
@@ -422,33 +515,191 @@ def _run(args: argparse.Namespace) -> int:
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         error = output_error(g, w)
         worst = max(worst, error.max_rel)
-        verdict = "OK" if error.ok(args.rtol) else "MISMATCH"
+        verdict = "OK" if error.ok(rtol) else "MISMATCH"
         print(
             f"  output {i}: {error.shape} {error.dtype}: max abs err {error.max_abs:.3e}, "
-            f"max rel err {error.max_rel:.3e} (rtol {args.rtol:g}) {verdict}"
+            f"max rel err {error.max_rel:.3e} (rtol {rtol:g}) {verdict}"
         )
-    if args.bench and worst <= args.rtol:
-        _bench(program, inputs, user_inputs, captured.module, reference)
-    return 0 if worst <= args.rtol else EXIT_MISMATCH
+    if args.bench and worst <= rtol:
+        _bench(
+            program,
+            inputs,
+            user_inputs,
+            captured.module,
+            reference,
+            torch_compile=not args.no_torch_compile,
+        )
+    return 0 if worst <= rtol else EXIT_MISMATCH
 
 
-def _bench(program, inputs, user_inputs, model, reference) -> None:
+def _run_model(args: argparse.Namespace) -> int:
+    """``deplodock run MODEL``: the whole causal LM (or ``--part layer``) compiled, run on
+    the GPU and compared with the transformers model in eager PyTorch, logits against
+    logits; then deplodock, eager and torch.compile timed side by side.
+
+    The model is the real transformers class built from its config with random weights
+    (the transformers initialisation, seed 0), every parameter then perturbed by
+    N(0, 0.02²) drawn from ``--seed``, so norm weights are not all ones and a kernel
+    reading the wrong weight element shows; token ids (or hidden states for a layer) are
+    drawn from ``--seed`` too. Without a GPU it says so and exits 2 before building
+    anything (``--no-gpu-ok``: compile on the meta device, exit 0)."""
+    import torch
+
+    from deplodock.api import Compiled
+    from deplodock.backends.cuda.driver import gpu_available
+    from deplodock.pipeline import compile_program
+    from deplodock.reference import output_error
+
+    rtol = args.rtol if args.rtol is not None else MODEL_RTOL
+    have_gpu = gpu_available()
+    if not have_gpu and not args.no_gpu_ok:
+        print(
+            "deplodock: no CUDA GPU on this machine: run compares the model with PyTorch on "
+            "the GPU (compile only: deplodock compile MODEL --ir cuda, or run --no-gpu-ok)",
+            file=sys.stderr,
+        )
+        return EXIT_NO_GPU
+    steps = _steps(args)
+    module, captured = _load(args, steps, device="cpu" if have_gpu else "meta")
+    _lower(module, "loop", args, steps, stats=False)
+    with steps.step("lower to kernel, NVRTC"):
+        program = compile_program(module, arch=args.arch)
+    print(f"deplodock run: {captured.source}")
+    compile_times = ", ".join(f"{name} {sec:.1f} s" for name, sec, _ in steps.rows)
+    print(f"  compiled in {steps.total_s:.1f} s ({compile_times})")
+    spilling = sorted(n for n, r in program.resources.items() if r.spills)
+    print(
+        f"  {len(program.kernels)} kernels for {args.arch}; "
+        + (f"{len(spilling)} spill registers: {', '.join(spilling)}" if spilling else "no spills")
+    )
+    if args.verbose:
+        for line in _resource_lines(program.kernels, program.resources):
+            print(f"  kernel {line}")
+    if not have_gpu:
+        print(
+            f"deplodock: no CUDA GPU on this machine: compiled for {args.arch}, nothing run",
+            file=sys.stderr,
+        )
+        return 0
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    model, user_inputs = _model_on_gpu(captured, seed)
+    compiled = Compiled(model, captured.program, program)
+    inputs = compiled.arguments(*user_inputs)
+
+    def reference():
+        with torch.no_grad():
+            return model(*user_inputs)
+
+    got = program(*inputs)  # poisoned: an unwritten element is NaN
+    want = reference()
+    torch.cuda.synchronize()
+    what = "token ids" if user_inputs[0].dtype == torch.int64 else "hidden states"
+    print(f"  inputs: random {what} (seed {seed}); weights perturbed from the same seed")
+    error = output_error(got[0], want)
+    verdict = "OK" if error.ok(rtol) else "MISMATCH"
+    print(
+        f"  {'logits' if what == 'token ids' else 'output'} {error.shape} {error.dtype}: "
+        f"max abs err {error.max_abs:.3e}, max rel err {error.max_rel:.3e} (rtol {rtol:g}) "
+        f"{verdict}"
+    )
+    ok = error.ok(rtol)
+    if args.torch_backend:
+        ok &= _check_torch_backend(model, user_inputs, want, rtol)
+    if args.bench is not False and ok:
+        del got, want
+        _bench(
+            program,
+            inputs,
+            user_inputs,
+            model,
+            reference,
+            torch_compile=not args.no_torch_compile,
+            rounds=10,
+            calls=2,
+        )
+    return 0 if ok else EXIT_MISMATCH
+
+
+def _check_torch_backend(model, user_inputs, want, rtol: float) -> bool:
+    """torch.compile(model, backend="deplodock") against eager: no graph may fall back."""
+    import warnings
+
+    import torch
+
+    from deplodock.reference import output_error
+    from deplodock.torch_backend import DeplodockFallbackWarning
+
+    started = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught, torch.no_grad():
+        warnings.simplefilter("always", DeplodockFallbackWarning)
+        got = torch.compile(model, backend="deplodock")(*user_inputs)
+    torch.cuda.synchronize()
+    fallbacks = [w for w in caught if issubclass(w.category, DeplodockFallbackWarning)]
+    for w in fallbacks:
+        print(f"  {w.message}")
+    error = output_error(got, want)
+    ok = error.ok(rtol) and not fallbacks
+    print(
+        f"  torch.compile(backend='deplodock') ({time.perf_counter() - started:.0f} s): "
+        f"max rel err {error.max_rel:.3e} (rtol {rtol:g}) "
+        + ("OK" if ok else "FELL BACK TO EAGER" if fallbacks else "MISMATCH")
+    )
+    return ok
+
+
+def _model_on_gpu(captured, seed: int):
+    """(the captured module on the GPU with perturbed weights, fresh user inputs)."""
+    import torch
+
+    model = captured.module.to("cuda")
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype, device="cuda") * 0.02)
+        vocab = getattr(getattr(model, "lm", None), "config", None)
+        inputs = []
+        for example in captured.example_inputs:
+            if example.dtype.is_floating_point:
+                inputs.append(
+                    torch.randn(example.shape, generator=gen, dtype=example.dtype, device="cuda")
+                )
+            else:
+                high = vocab.vocab_size if vocab is not None else int(example.max()) + 1
+                inputs.append(torch.randint(0, high, example.shape, generator=gen, device="cuda"))
+    return model, inputs
+
+
+def _bench(
+    program,
+    inputs,
+    user_inputs,
+    model,
+    reference,
+    torch_compile: bool = True,
+    rounds: int = 30,
+    calls: int = 20,
+) -> None:
     """Time deplodock against eager and torch.compile, side by side in one run."""
     import torch
 
     from deplodock.backends.cuda.timing import time_graphs
 
-    compiled = torch.compile(model)
+    candidates = {
+        "deplodock": lambda: program(*inputs, poison=False),
+        "eager": reference,
+    }
+    if torch_compile:
+        compiled = torch.compile(model)
+        candidates["torch.compile"] = lambda: compiled(*user_inputs)
     with torch.no_grad():
-        timings = time_graphs(
-            {
-                "deplodock": lambda: program(*inputs, poison=False),
-                "eager": reference,
-                "torch.compile": lambda: compiled(*user_inputs),
-            }
-        )
+        started = time.perf_counter()
+        timings = time_graphs(candidates, rounds=rounds, calls=calls)
+        elapsed = time.perf_counter() - started
     name = torch.cuda.get_device_name()
-    print(f"  GPU time per call on {name} (CUDA graphs, median of rounds [p10, p90]):")
+    print(
+        f"  GPU time per call on {name} (CUDA graphs of {calls} calls, median of {rounds} "
+        f"rounds [p10, p90]; {elapsed:.0f} s with warm-up):"
+    )
     eager = timings["eager"].median_us
     for timing in timings.values():
         lo, hi = timing.spread_us
