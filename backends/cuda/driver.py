@@ -4,6 +4,10 @@ Modules are loaded into the *primary* context of the device, which is the contex
 CUDA runtime (and so torch) uses: our kernels then read and write torch tensors directly
 and run on torch's streams, in order with torch's own kernels.
 
+A program compiled kernel by kernel (``nvrtc.compile_kernels``) is one module per unit:
+``LoadedKernels`` loads them all and finds each kernel under its unit's symbol (kernels
+that compiled to the same unit share one function).
+
 Importing this module needs no GPU and no driver: everything that does goes through
 ``_require_gpu()``, which raises NoGpuError with the reason.
 """
@@ -11,6 +15,7 @@ Importing this module needs no GPU and no driver: everything that does goes thro
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import sys
 from collections.abc import Iterator, Sequence
@@ -20,11 +25,12 @@ import numpy as np
 import torch
 from cuda.bindings import driver as _cu
 
-from .nvrtc import CompiledModule, KernelResources
+from .nvrtc import CompiledKernels, CompiledModule, KernelResources
 
 __all__ = [
     "CudaDriverError",
     "KernelFunction",
+    "LoadedKernels",
     "LoadedModule",
     "NoGpuError",
     "current_arch",
@@ -90,21 +96,26 @@ class LoadedModule:
             )
         self._handle = result[1]
 
-    def function(self, name: str) -> KernelFunction:
-        """The kernel ``name`` (unmangled for ``extern "C"`` kernels, else the mangled name)."""
+    def function(self, name: str, symbol: str | None = None) -> KernelFunction:
+        """The kernel ``name`` (unmangled for ``extern "C"`` kernels, else the mangled name).
+
+        ``symbol``: its name in the cubin, when that is another (a kernel compiled once for
+        several identical ones); ``name`` then only labels the function in messages.
+        """
         if name not in self._functions:
             if self._handle is None:
                 raise CudaDriverError("the module was closed")
+            symbol = symbol or name
             with _current(self._context):
-                result = _cu.cuModuleGetFunction(self._handle, name.encode())
+                result = _cu.cuModuleGetFunction(self._handle, symbol.encode())
             if result[0] != _cu.CUresult.CUDA_SUCCESS:
                 known = ", ".join(sorted(self.compiled.resources)) or "unknown"
                 raise CudaDriverError(
-                    f"cuModuleGetFunction({name!r}) failed: {_describe(result[0])} "
+                    f"cuModuleGetFunction({symbol!r}) failed: {_describe(result[0])} "
                     f"(kernels in the module: {known})",
                     result[0],
                 )
-            self._functions[name] = KernelFunction(self, name, result[1])
+            self._functions[name] = KernelFunction(self, name, result[1], symbol)
         return self._functions[name]
 
     def close(self) -> None:
@@ -123,11 +134,37 @@ class LoadedModule:
             pass
 
 
+class LoadedKernels:
+    """A program's kernels, compiled one unit each (``CompiledKernels``), loaded onto a device.
+
+    Every unit's module is loaded up front (not at a kernel's first launch, which may fall
+    inside a CUDA graph capture); ``function(name)`` is the program's kernel ``name``,
+    looked up in its unit's module under the symbol the unit was compiled with.
+    """
+
+    def __init__(self, compiled: CompiledKernels, device: int | torch.device | None = None):
+        self.compiled = compiled
+        self.modules = {unit.key: LoadedModule(unit.compiled, device) for unit in compiled.units}
+        self.device = next(iter(self.modules.values())).device if self.modules else None
+
+    def function(self, name: str) -> KernelFunction:
+        unit = self.compiled.unit_of.get(name)
+        if unit is None:
+            known = ", ".join(sorted(self.compiled.unit_of)) or "none"
+            raise CudaDriverError(f"no kernel {name!r} in the program (kernels: {known})")
+        return self.modules[unit.key].function(name, unit.symbol)
+
+    def close(self) -> None:
+        for module in self.modules.values():
+            module.close()
+
+
 class KernelFunction:
     """One kernel of a LoadedModule, launchable on torch tensors and scalars."""
 
-    def __init__(self, module: LoadedModule, name: str, handle: object):
-        self.name = name
+    def __init__(self, module: LoadedModule, name: str, handle: object, symbol: str | None = None):
+        self.name = name  # as messages call it
+        self.symbol = symbol or name  # as the cubin calls it
         self.module = module  # keeps the module loaded while this function lives
         self._handle = handle
         self._dynamic_shared_limit = _DEFAULT_DYNAMIC_SHARED_LIMIT
@@ -137,7 +174,8 @@ class KernelFunction:
     @property
     def resources(self) -> KernelResources | None:
         """ptxas's report for this kernel (registers, static shared memory, spills)."""
-        return self.module.compiled.resources.get(self.name)
+        report = self.module.compiled.resources.get(self.symbol)
+        return dataclasses.replace(report, name=self.name) if report is not None else None
 
     def launch(
         self,

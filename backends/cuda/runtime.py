@@ -37,9 +37,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
-from deplodock.backends.cuda.driver import LoadedModule, NoGpuError, gpu_available
-from deplodock.backends.cuda.emit import emit_cuda
-from deplodock.backends.cuda.nvrtc import CompiledModule, KernelResources, compile_cuda
+from deplodock.backends.cuda.cache import KernelCache
+from deplodock.backends.cuda.driver import LoadedKernels, NoGpuError, gpu_available
+from deplodock.backends.cuda.emit import emit_cuda, emit_kernel_sources
+from deplodock.backends.cuda.nvrtc import CompiledKernels, KernelResources, compile_kernels
 from deplodock.dialects import kernel
 from deplodock.dialects.torch import printed_names
 from deplodock.frontends.export import torch_dtype
@@ -56,25 +57,38 @@ class CompiledProgram:
     """A kernel-level program compiled to one cubin, callable on CUDA tensors."""
 
     def __init__(
-        self, module: ModuleOp, arch: str = "sm_90", compiled: CompiledModule | None = None
+        self,
+        module: ModuleOp,
+        arch: str = "sm_90",
+        compiled: CompiledKernels | None = None,
+        *,
+        cache: KernelCache | bool | None = None,
+        jobs: int | None = None,
     ):
-        """``compiled``: the module's cubin when the caller already compiled it."""
+        """Compiles every kernel as a unit of its own (``nvrtc.compile_kernels``): kernels
+        identical up to names compile once, units already in the disk cache are read back
+        (``cache``: None for the environment's, False for none), the rest compile on
+        ``jobs`` threads. ``compiled``: the kernels when the caller already compiled them.
+        ``source`` is the whole program's CUDA, as one file (for reading)."""
         self.module = module
         self.func = forward_func(module)
         self.kernels = [op for op in self.func.body.walk() if isinstance(op, kernel.KernelOp)]
         self.source = emit_cuda(module)
-        self.compiled: CompiledModule = compiled or compile_cuda(self.source, arch=arch)
-        self._loaded: LoadedModule | None = None
+        self.compiled: CompiledKernels = compiled or compile_kernels(
+            emit_kernel_sources(module), arch=arch, cache=cache, jobs=jobs
+        )
+        self._loaded: LoadedKernels | None = None
 
     @property
     def resources(self) -> dict[str, KernelResources]:
+        """ptxas's report per kernel name (kernels sharing a unit share its numbers)."""
         return self.compiled.resources
 
-    def _module(self) -> LoadedModule:
+    def _module(self) -> LoadedKernels:
         if not gpu_available():
             raise NoGpuError("no CUDA GPU is available on this machine: compiled, not run")
         if self._loaded is None:
-            self._loaded = LoadedModule(self.compiled)
+            self._loaded = LoadedKernels(self.compiled)
         return self._loaded
 
     # ------------------------------------------------------------------ execution
