@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from deplodock import bench, reference
+from deplodock import bench, bench_cases, reference
 from deplodock.backends.cuda import timing
 from deplodock.backends.cuda.driver import gpu_available
 from deplodock.backends.cuda.runtime import CompiledProgram
-from deplodock.bench import CaseResult, geomean_speedups, results_json, write_report
+from deplodock.bench import CaseResult, geomean_speedups, plan_timing, results_json, write_report
 from deplodock.bench_cases import GROUPS, Case, all_cases, select
 from deplodock.cli import main
 from deplodock.frontends.errors import UserInputError
@@ -42,26 +42,118 @@ def test_registry_names_groups_and_sizes() -> None:
             for seq in (128, 512):
                 assert f"{kind}/{model}/S{seq}" in names
     assert "rmsnorm/large/4096x4096" in names
-    assert len(cases) == 3 + 5 * 2 * 2 + 1 + 2  # seeds, 5 ops x 2 models x 2 seqs, large, long rows
+    for model in ("tinyllama", "qwen2.5-7b"):
+        for seq in (32, 128, 512):
+            for kind in ("q", "kv", "o", "gate-up", "down"):
+                assert f"proj/{kind}/{model}/S{seq}" in names
+        for seq in (128, 512):
+            assert f"mlp/gated/{model}/S{seq}" in names
+            assert f"mlp/down-residual/{model}/S{seq}" in names
+            assert f"layer/{model}/S{seq}" in names
+    assert [n for n in names if n.startswith("square/")] == [
+        "square/1024",
+        "square/2048",
+        "square/4096",
+    ]
+    counts = {g: sum(c.group == g for c in cases) for g in GROUPS}
+    # seeds; 5 ops x 2 models x 2 seqs, large, long rows, sum; 5 projections x 2 models
+    # x 3 seqs, 2 MLP kinds x 2 models x 2 seqs, 3 squares; 2 models x 2 seqs
+    assert counts == {"seed": 3, "memory-bound": 5 * 2 * 2 + 3, "matmul": 30 + 8 + 3, "block": 4}
+    assert len(cases) == sum(counts.values())
+    for c in cases:
+        want = {"matmul": 1e-4, "block": 2e-3}.get(c.group, 1e-5)
+        assert c.rtol == want, c.name
 
 
-def test_every_case_captures_lowers_and_compiles() -> None:
-    """Each case lowers to the kernel level and compiles with NVRTC, and its declared
-    minimum traffic is exactly its program's arguments read once plus its results
-    written once (about 6 s for all of them)."""
-    for case in all_cases():
-        captured = case.build()
-        module = import_program(captured.program).module
-        func = next(iter(module.ops))
-        args = sum(_bytes(a.shape, a.dtype) for a in graph_inputs(func))
-        results = sum(
-            math.prod(r.get_shape()) * 4 for r in func.function_type.outputs.data
-        )  # every case is fp32
-        assert args + results == case.traffic_bytes, case.name
-        assert case.flops > 0 and case.flops_rule
+def _check_traffic_and_compile(case: Case, compile: bool = True):
+    """The case's declared minimum traffic is exactly its program's arguments read once
+    plus its results written once; it lowers to the kernel level and compiles with
+    NVRTC. Returns the captured case."""
+    captured = case.build()
+    module = import_program(captured.program).module
+    func = next(iter(module.ops))
+    args = sum(_bytes(a.shape, a.dtype) for a in graph_inputs(func))
+    results = sum(
+        math.prod(r.get_shape()) * 4 for r in func.function_type.outputs.data
+    )  # every case is fp32
+    assert args + results == case.traffic_bytes, case.name
+    assert case.flops > 0 and case.flops_rule
+    if compile:
         lower(module, to="kernel")
         program = CompiledProgram(module)
         assert program.kernels and program.compiled.cubin[:4] == b"\x7fELF", case.name
+    return captured
+
+
+# Matmul cases compiled by the test below; the others are captured and their figures
+# checked, not compiled (lowering and NVRTC cost about 0.5 s a case with a cold kernel
+# cache). `deplodock bench --filter matmul --no-gpu-ok` compiles every one of them.
+COMPILED_MATMULS = {
+    "proj/q/qwen2.5-7b/S32",  # a bias, few rows
+    "proj/kv/tinyllama/S128",  # a narrow N
+    "proj/gate-up/tinyllama/S512",
+    "proj/down/qwen2.5-7b/S512",  # the longest K, the largest projection
+    "mlp/gated/tinyllama/S128",  # two matmuls and an epilogue
+    "mlp/down-residual/qwen2.5-7b/S128",
+    "square/1024",
+}
+
+
+def test_every_case_captures_lowers_and_compiles() -> None:
+    """Every case but the decoder layers (below): its traffic figure, the FLOPs of the
+    matmuls, and (but for the matmuls not in COMPILED_MATMULS) compilation to a cubin:
+    about 6 s for the 26 elementwise and reduction cases, 1 s to capture the 41
+    matmuls (zeros for weights, export traces on fake tensors), 3 s to compile 7."""
+    assert COMPILED_MATMULS <= {c.name for c in select(["matmul"])}
+    for case in all_cases():
+        if case.group == "block":
+            continue
+        compile = case.group != "matmul" or case.name in COMPILED_MATMULS
+        captured = _check_traffic_and_compile(case, compile)
+        if case.group == "matmul":
+            _check_matmul_flops(case, captured.program)
+
+
+def _matmul_flops(program) -> int:
+    """2·M·N·K of every matmul in the captured program (linear, mm, matmul, addmm, bmm,
+    and scaled_dot_product_attention's two), from the shapes torch.export recorded."""
+    total = 0
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = str(node.target)
+        shape = lambda arg: tuple(arg.meta["val"].shape)  # noqa: E731
+        if any(f"aten.{op}." in name for op in ("linear", "mm", "matmul", "addmm", "bmm")):
+            x = node.args[1] if "addmm" in name else node.args[0]
+            total += 2 * math.prod(tuple(node.meta["val"].shape)) * shape(x)[-1]
+        elif "scaled_dot_product_attention" in name:
+            q, k, v = (shape(a) for a in node.args[:3])
+            total += 2 * math.prod(q[:-1]) * k[-2] * (q[-1] + v[-1])  # q·kᵀ, then p·v
+    return total
+
+
+def _check_matmul_flops(case: Case, program) -> None:
+    """A matmul case's FLOPs: 2·M·N·K of its program's matmuls, plus its epilogue
+    (bias, residual: 1 per output; silu and the gating multiply: 5 per output)."""
+    (result,) = next(n for n in program.graph.nodes if n.op == "output").args[0]
+    out = math.prod(result.meta["val"].shape)
+    kind = case.name.split("/")[1]
+    per_output = {"gated": 5, "down-residual": 1}.get(kind, 0)
+    if kind in ("q", "kv") and "qwen" in case.name:
+        per_output = 1  # Qwen2's q/k/v bias
+    assert _matmul_flops(program) > 0, case.name
+    assert case.flops == _matmul_flops(program) + per_output * out, case.name
+    assert ("per output" in case.flops_rule) == bool(per_output), case.name
+
+
+def test_decoder_layer_cases() -> None:
+    """The block group at S = 128: traffic, and FLOPs = the projections' and attention's
+    matmuls (about 4 s: building the layers; the S = 512 cases differ only in S, and
+    test_models and test_real_kernels_compile compile decoder layers)."""
+    pytest.importorskip("transformers")
+    for case in select(["layer/*/S128"]):
+        captured = _check_traffic_and_compile(case, compile=False)
+        assert case.flops == _matmul_flops(captured.program), case.name
 
 
 def test_rope_matches_transformers_formula() -> None:
@@ -83,6 +175,20 @@ def test_select() -> None:
     assert both == names(["seed/softmax", "rope/qwen2.5-7b/S128"])
     assert both == ["seed/softmax", "rope/qwen2.5-7b/S128"]  # registry order
     assert len(names(["memory-bound"])) == 23
+    matmul = names(["matmul"])  # the group alone, not also seed/add-matmul-relu
+    assert len(matmul) == 41 and "seed/add-matmul-relu" not in matmul
+    assert matmul[:2] == ["proj/q/tinyllama/S32", "proj/kv/tinyllama/S32"]
+    assert names(["proj/*/qwen2.5-7b/S32"]) == [
+        f"proj/{k}/qwen2.5-7b/S32" for k in ("q", "kv", "o", "gate-up", "down")
+    ]
+    assert names(["square"]) == ["square/1024", "square/2048", "square/4096"]
+    assert names(["mlp/*/tinyllama/S512"]) == [
+        "mlp/gated/tinyllama/S512",
+        "mlp/down-residual/tinyllama/S512",
+    ]
+    assert names(["block"]) == [
+        f"layer/{m}/S{s}" for m in ("tinyllama", "qwen2.5-7b") for s in (128, 512)
+    ]
     assert names(["nothing-like-this"]) == []
 
 
@@ -95,6 +201,12 @@ def test_list(capsys) -> None:
         "softmax/tinyllama/S512",
     ]
     assert "1x32x512x512" in out[2] and "67.1 MB" in out[2]
+    assert main(["bench", "--list", "--filter", "matmul"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert len(rows) == 41 and all(row.split()[1] == "matmul" for row in rows)
+    q = next(row for row in rows if row.startswith("proj/q/qwen2.5-7b/S128 "))
+    # x 128x3584 + W 3584² + b 3584 + out 128x3584, fp32; 2·128·3584² + 128·3584 FLOPs
+    assert "55.1 MB" in q and "3288.8" in q and "W 3584x3584 + b 3584" in q
 
 
 def test_no_match_is_a_user_error(capsys) -> None:
@@ -103,7 +215,7 @@ def test_no_match_is_a_user_error(capsys) -> None:
 
 
 @pytest.mark.skipif(gpu_available(), reason="checks the no-GPU path")
-def test_no_gpu_compiles_then_exits_2(tmp_path, capsys) -> None:
+def test_no_gpu_compiles_then_exits_2(tmp_path, capsys, restore_fp32_settings) -> None:
     out = tmp_path / "report"
     argv = ["bench", "--filter", "seed/add-matmul-relu,residual-add/*/S128", "--out", str(out)]
     assert main(argv) == 2
@@ -177,10 +289,12 @@ def test_report_markdown_and_json(tmp_path) -> None:
     assert "H200_COPY_BANDWIDTH" in md and "4.00 TB/s" in md
     assert "| seed | 4.00× (2 cases) | 1.00× (2 cases) |" in md
     assert "| memory-bound | 1.00× (1 cases) | — (0 cases) |" in md
+    assert "### seed" in md and "### memory-bound" in md and "### matmul" not in md
+    assert "| vs eager | vs torch.compile | GB/s | % copy BW |" in md
     row = next(line for line in md.splitlines() if line.startswith("| `seed/b`"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     # median 100 [p10 90, p90 130]; 1 GB in 100 µs = 10 TB/s = 235% of 4.25 TB/s
-    assert cells[3:] == [
+    assert cells[2:] == [
         "100.0 [90.0, 130.0]",
         "800.0 [720.0, 1040.0]",
         "200.0 [180.0, 260.0]",
@@ -190,7 +304,7 @@ def test_report_markdown_and_json(tmp_path) -> None:
         "235%",
         "1.0e-07",
     ]
-    assert "| `seed/broken` | seed | 3 | **compile failed** |" in md
+    assert "| `seed/broken` | 3 | **compile failed** |" in md
     assert "aten.foo \\| bar" in md  # a pipe in a message cannot break the table
     assert "## Failures" in md and "`x/mismatch`: mismatch" in md
 
@@ -211,6 +325,88 @@ def test_report_markdown_and_json(tmp_path) -> None:
         assert "results.png not written" in md
     else:
         assert paths["png"].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_matmul_group(tmp_path) -> None:
+    """The matmul group: eager labelled cuBLAS, TFLOP/s against the fp32 GEMM ceiling,
+    its own geomean row, its tolerance, the fp32 settings and the measured GEMM."""
+    mm = _result("square/1024", "matmul", 200.0, 50.0, 60.0)
+    mm.flops, mm.rtol = 2 * 1024**3, 1e-4  # 2.15 GFLOP in 200 µs: 10.7 TFLOP/s
+    mm.notes.append("timed with 5 calls per graph and 30 rounds")
+    seed = _result("seed/a", "seed", 100.0, 200.0, 50.0)
+    seed.rtol = 1e-5
+    fp32 = {"torch.backends.cuda.matmul.allow_tf32": False, "float32_matmul_precision": "highest"}
+    gemm = {"n": 4096, "flops": 2 * 4096**3, "rounds_us": [2800.0], "flop_rate": 49.1e12}
+    env = {**ENV, "rtol": None, "budget": 2.0, "fp32": fp32, "gemm": gemm}
+    paths = write_report([seed, mm], env, tmp_path)
+    md = paths["md"].read_text()
+    assert "| matmul (eager: cuBLAS) | 0.25× (1 cases) | 0.30× (1 cases) |" in md
+    assert "| seed | 2.00× (1 cases) |" in md
+    assert "### matmul" in md
+    assert "| cuBLAS (eager) µs | torch.compile µs | vs cuBLAS (eager) | vs torch.compile " in md
+    assert "| TFLOP/s | % fp32 GEMM | max rel err |" in md
+    row = next(line for line in md.splitlines() if line.startswith("| `square/1024`"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[5:9] == ["0.25×", "0.30×", "10.7", "21%"]  # of H200_FP32_GEMM, 51 TFLOP/s
+    assert "tolerance 1e-05 (seed), 0.0001 (matmul)" in md
+    assert "torch.backends.cuda.matmul.allow_tf32 = False" in md
+    assert "H200_FP32_GEMM" in md and "49.1 TFLOP/s" in md
+    assert "fewer for a case whose timing would pass 2 s" in md
+    assert "`square/1024`: timed with 5 calls per graph" in md
+    data = json.loads(paths["json"].read_text())
+    row = data["cases"][1]
+    assert row["flop_rate"]["deplodock"] == pytest.approx(2 * 1024**3 / 200e-6)
+    assert row["flop_rate"]["eager"] == pytest.approx(2 * 1024**3 / 50e-6)
+    assert row["gemm_fraction"] == pytest.approx(2 * 1024**3 / 200e-6 / 51e12)
+    assert data["fp32_gemm"]["reference_flop_rate"] == 51e12
+    assert data["environment"]["fp32"] == fp32
+    # off the H200 the GEMM measured in the run is the ceiling; without it, none
+    a100 = {**env, "gpu": "NVIDIA A100"}
+    assert bench.reference_flops(a100)[0] == 49.1e12
+    assert bench.reference_flops({**a100, "gemm": None})[0] is None
+    md = bench.format_markdown([mm], {**a100, "gemm": None, "rtol": 3e-4})
+    assert "| 10.7 | — |" in md and "tolerance 0.0003 (--rtol, every case)" in md
+
+
+def test_plan_timing() -> None:
+    # cheap: the requested rounds and calls (30 · 20 · 37 µs = 22 ms of GPU time)
+    assert plan_timing({"d": 10.0, "e": 12.0, "c": 15.0}, 30, 20, 2.0) == (30, 20)
+    # a 4 ms kernel against 1.4 ms cuBLAS: 30 · 20 · 6.8 ms = 4 s; 9 calls fit in 2 s
+    assert plan_timing({"d": 4000.0, "e": 1400.0, "c": 1400.0}, 30, 20, 2.0) == (30, 9)
+    # 46 ms against 2.8 ms: one call per graph (the fastest graph still ≥ 1 ms), 30 rounds
+    assert plan_timing({"d": 46000.0, "e": 2800.0, "c": 2800.0}, 30, 20, 2.0) == (30, 1)
+    # a fast baseline keeps enough calls that its graph lasts 1 ms; then fewer rounds
+    assert plan_timing({"d": 100000.0, "e": 250.0}, 30, 20, 2.0) == (10, 4)
+    assert plan_timing({"d": 20000.0, "e": 250.0}, 30, 20, 2.0) == (24, 4)
+    # never more than asked, and --budget 0 turns it off
+    assert plan_timing({"d": 46000.0}, 5, 3, 2.0) == (5, 3)  # 0.7 s
+    assert plan_timing({"d": 46000.0}, 30, 3, 2.0) == (30, 1)
+    assert plan_timing({"d": 46000.0}, 30, 20, 0) == (30, 20)
+    assert plan_timing({"d": 1e9}, 3, 20, 2.0) == (3, 1)
+
+
+@pytest.fixture
+def restore_fp32_settings():
+    """torch's TF32 settings as they were before the test (strict_fp32 changes them)."""
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    precision = torch.get_float32_matmul_precision()
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
+    torch.set_float32_matmul_precision(precision)
+
+
+def test_strict_fp32(restore_fp32_settings) -> None:
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    torch.set_float32_matmul_precision("high")
+    settings = bench.strict_fp32()
+    assert not torch.backends.cuda.matmul.allow_tf32
+    assert not torch.backends.cudnn.allow_tf32
+    assert torch.get_float32_matmul_precision() == "highest"
+    assert settings == {
+        "torch.backends.cuda.matmul.allow_tf32": False,
+        "torch.backends.cudnn.allow_tf32": False,
+        "float32_matmul_precision": "highest",
+    }
 
 
 def test_partial_report(tmp_path) -> None:
@@ -239,9 +435,10 @@ def test_stats_match_timing() -> None:
 
 
 @pytest.fixture
-def simulated_gpu(monkeypatch):
+def simulated_gpu(monkeypatch, restore_fp32_settings):
     """A GPU made of the CPU: launches run the kernel-level program in the interpreter,
-    CUDA graphs become a fake clock (deplodock 10 µs, eager 12, torch.compile 15)."""
+    CUDA graphs become a fake clock (deplodock 10 µs, eager 12, torch.compile 15, unless
+    the test sets ``state["per_call"]``), which also gives the cost estimates."""
     import deplodock.backends.cuda.driver as driver
 
     monkeypatch.setattr(driver, "gpu_available", lambda: True)
@@ -252,7 +449,8 @@ def simulated_gpu(monkeypatch):
     monkeypatch.setattr(
         reference, "fresh_inputs", lambda c, f, seed: on_cpu(c, f, seed, device="cpu")
     )
-    state = {"corrupt": set(), "crash": set()}
+    per_call = {"deplodock": 10.0, "eager": 12.0, "torch.compile": 15.0, "copy": 500.0}
+    state = {"corrupt": set(), "crash": set(), "per_call": per_call}
 
     def launch(self, *inputs, poison=True):
         from deplodock.dialects.interpreters.run import run_forward
@@ -265,19 +463,22 @@ def simulated_gpu(monkeypatch):
         return outs
 
     monkeypatch.setattr(CompiledProgram, "__call__", launch)
-    calls = []
 
-    def clock(candidates, rounds=30, calls_per_graph=20, **kw):
-        calls.append((list(candidates), rounds))
+    def clock(candidates, rounds=30, calls=20):
+        timed.append((list(candidates), rounds, calls))
         for fn in candidates.values():
             fn()
-        per_call = {"deplodock": 10.0, "eager": 12.0, "torch.compile": 15.0, "copy": 500.0}
-        return {n: timing.Timing(n, [per_call[n]] * rounds) for n in candidates}
+        return {n: timing.Timing(n, [state["per_call"][n]] * rounds) for n in candidates}
 
+    timed = []
     monkeypatch.setattr(timing, "time_graphs", clock)
+    estimate = lambda candidates: {n: state["per_call"][n] for n in candidates}  # noqa: E731
+    monkeypatch.setattr(bench, "_estimate_us", estimate)
     copy = {"bytes": 2 << 30, "rounds_us": [500.0], "bandwidth": (2 << 30) / 500e-6}
     monkeypatch.setattr(bench, "_measure_copy", lambda args: copy)
-    state["timed"] = calls
+    gemm = {"n": 4096, "flops": 2 * 4096**3, "rounds_us": [2800.0], "flop_rate": 49.1e12}
+    monkeypatch.setattr(bench, "_measure_gemm", lambda args: gemm)
+    state["timed"] = timed
     return state
 
 
@@ -290,9 +491,10 @@ def test_simulated_gpu_run(simulated_gpu, tmp_path, capsys) -> None:
     printed = capsys.readouterr().out
     assert "device-to-device copy: 4.29 TB/s" in printed  # 2 GiB per 500 µs
     assert printed.count(": ok, max rel err") == 4
+    assert "fp32 GEMM" not in printed  # no matmul case, no GEMM ceiling measured
     assert "geomean overall: 1.20× vs eager (4), 1.50× vs torch.compile (4)" in printed
-    # each case: all three candidates, the requested rounds
-    assert simulated_gpu["timed"] == [(["deplodock", "eager", "torch.compile"], 4)] * 4
+    # each case: all three candidates, the requested rounds, the default calls
+    assert simulated_gpu["timed"] == [(["deplodock", "eager", "torch.compile"], 4, 20)] * 4
     data = json.loads((out / "results.json").read_text())
     assert [c["status"] for c in data["cases"]] == ["ok"] * 4
     for case in data["cases"]:
@@ -303,6 +505,36 @@ def test_simulated_gpu_run(simulated_gpu, tmp_path, capsys) -> None:
     md = (out / "results.md").read_text()
     assert "NVIDIA H200 (simulated)" in md and "Partial" not in md
     assert "partial" not in data["environment"]
+    assert data["environment"]["fp32"]["torch.backends.cuda.matmul.allow_tf32"] is False
+    assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+
+
+def test_simulated_gpu_matmul(simulated_gpu, monkeypatch, tmp_path, capsys) -> None:
+    """A small projection through the matmul group's path: TF32 off before anything,
+    the fp32 GEMM measured, its tolerance, TFLOP/s, fewer calls for a slow case."""
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    small = bench_cases._projection("small", "q", 4, 8, 16, True)  # proj/q/small/S4
+    assert small.flops == 2 * 4 * 8 * 16 + 4 * 8 and small.rtol == 1e-4
+    monkeypatch.setattr(bench, "select", lambda patterns: [small])
+    # deplodock at 4 ms a call: 30 rounds of 20 calls would be 2.9 s; 13 calls fit in 2 s
+    simulated_gpu["per_call"].update({"deplodock": 4000.0, "eager": 400.0})
+    simulated_gpu["per_call"]["torch.compile"] = 450.0
+    out = tmp_path / "bench"
+    assert main(["bench", "--out", str(out), "--no-copy"]) == 0
+    printed = capsys.readouterr().out
+    assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+    assert "fp32 GEMM (4096³): 49.1 TFLOP/s" in printed
+    assert "proj/q/small/S4: ok" in printed and "TFLOP/s (0% of fp32 GEMM)" in printed
+    assert simulated_gpu["timed"] == [(["deplodock", "eager", "torch.compile"], 30, 13)]
+    data = json.loads((out / "results.json").read_text())
+    (case,) = data["cases"]
+    assert case["rtol"] == 1e-4 and case["max_rel_err"] < 1e-4
+    assert (case["rounds"], case["calls"]) == (30, 13)
+    assert case["flop_rate"]["eager"] == pytest.approx(small.flops / 400e-6)
+    assert data["environment"]["gemm"]["flop_rate"] == 49.1e12
+    md = (out / "results.md").read_text()
+    assert "### matmul" in md and "cuBLAS (eager) µs" in md
+    assert "timed with 13 calls per graph and 30 rounds (about 4000 µs a call" in md
 
 
 def test_simulated_gpu_failures_are_reported_and_skipped(

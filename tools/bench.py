@@ -3,6 +3,7 @@
     deplodock bench                                   # all cases → bench-results/
     deplodock bench --filter rmsnorm --rounds 50      # a name piece, a glob or a group
     deplodock bench --list                            # the cases, with traffic and FLOPs
+    deplodock bench --filter matmul                   # one group (issue 6's matmuls)
 
 The cases are ``deplodock.bench_cases``. Per case, in one process and one run:
 
@@ -11,15 +12,27 @@ The cases are ``deplodock.bench_cases``. Per case, in one process and one run:
    case's result and the run goes on.
 2. **check**: fresh random inputs and re-drawn parameters on the GPU
    (``deplodock.reference``), deplodock's outputs poisoned with NaN before it runs,
-   compared with PyTorch eager: max |got - want| / max |want| per output, tolerance
-   ``--rtol`` (1e-5, fp32). A case that fails is reported and not timed.
+   compared with PyTorch eager: max |got - want| / max |want| per output, tolerance the
+   case's own (``bench_cases``: 1e-5 elementwise and reductions, 1e-4 matmuls, 2e-3
+   decoder layers) unless ``--rtol`` sets one for all. A case that fails is reported
+   and not timed.
 3. **time**: ``time_graphs`` (CUDA graphs of ``--calls`` back-to-back calls, ``--rounds``
    rounds interleaved between deplodock, eager and torch.compile); the report gives the
-   median and [p10, p90] of the per-call time. torch.compile is the default mode, with
+   median and [p10, p90] of the per-call time. A slow case (a matmul far from cuBLAS
+   takes milliseconds a call) is timed with fewer calls per graph, then fewer rounds, so
+   that its timed GPU work stays within ``--budget`` seconds (``plan_timing``; one
+   synchronised call of each candidate estimates the cost; the numbers used are in the
+   case's notes and in results.json). torch.compile is the default mode, with
    ``dynamic=False`` and ``torch._dynamo.reset()`` before each case, so every case gets a
    kernel specialised to its shapes (otherwise dynamo's automatic dynamic shapes would
    recompile later cases of the same module class with symbolic sizes, and its
    recompile limit would stop compiling them at all).
+
+**fp32 means fp32.** Before anything is measured, TF32 is switched off for cuBLAS and
+cuDNN and the float32 matmul precision set to "highest" (``strict_fp32``), for eager and
+torch.compile alike (inductor's default mode calls the same cuBLAS for a matmul): the
+baseline of the matmul cases is cuBLAS's true fp32 GEMM, as issue 6 asks, and the
+report's environment records the settings.
 
 Achieved bandwidth is the case's minimum traffic (every input and parameter read once,
 every output written once) over deplodock's median time, and is shown as a fraction of
@@ -29,8 +42,14 @@ calls of a graph run back to back, so a case whose data fits in L2 (50 MB on the
 is measured warm and may exceed the copy bandwidth: that is the figure for a kernel that
 runs right after its producer, not an HBM-bound one.
 
+The compute-bound groups (``FLOP_GROUPS``: matmul, block) are shown as achieved TFLOP/s
+(the case's FLOPs over deplodock's median) against the fp32 GEMM ceiling:
+``H200_FP32_GEMM`` on an H200, otherwise a 4096³ fp32 ``torch.mm`` this run measures
+(measured whenever such a case is selected, and reported either way; ``--no-gemm`` skips
+it). Their eager baseline is cuBLAS, and the report labels it so.
+
 The report (``--out``, default ``bench-results/``): ``results.md`` (environment,
-geomean speedups overall and per group, one row per case, failures), ``results.json``
+geomean speedups overall and per group, a table of cases per group, failures), ``results.json``
 (every raw number, every round), ``results.png`` (speedup over torch.compile per case,
 log scale) when matplotlib is installed. It is rewritten after every case, marked partial
 and without the chart, so a run cut short keeps what it measured. Without a GPU every
@@ -68,6 +87,21 @@ project's H200, measured with CUDA graphs on 2026-11-29 (README, "Results": the 
 softmax's 221 µs floor for 2 × 470 MB). The yardstick for "% of copy bandwidth"."""
 
 COPY_BYTES = 1 << 30  # the measured copy: 1 GiB read and 1 GiB written, far beyond L2
+
+H200_FP32_GEMM = 51e12
+"""FLOP/s of cuBLAS's fp32 GEMM (TF32 off) on the project's H200, about 51 TFLOP/s (the
+SXM part's fp32 FMA peak is 67 TFLOP/s): the figure issue 6's matmul work is judged
+against, as the issue's brief gives it, not yet re-measured by this bench. Every run
+with a matmul or block case also measures a GEMM_N³ ``torch.mm`` and reports it beside
+this figure, so a run on the H200 checks it. The yardstick for "% of fp32 GEMM"."""
+
+GEMM_N = 4096  # the measured GEMM: a 4096 x 4096 by 4096 x 4096 fp32 torch.mm
+FLOP_GROUPS = ("matmul", "block")  # shown as TFLOP/s against the fp32 GEMM, not GB/s
+CUBLAS_GROUPS = ("matmul",)  # whose eager baseline is a cuBLAS call (and the epilogue)
+
+DEFAULT_BUDGET_S = 2.0  # timed GPU seconds per case, at most (see plan_timing)
+MIN_GRAPH_US = 1000.0  # a graph of the fastest candidate lasts this long, at least
+MIN_ROUNDS = 10  # rounds are cut down to this, no further
 DEFAULT_OUT = "bench-results"
 CANDIDATES = ("deplodock", "eager", "torch.compile")
 BASELINES = ("eager", "torch.compile")
@@ -87,18 +121,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", default=DEFAULT_OUT, help=f"the report's folder (default {DEFAULT_OUT}/)"
     )
-    parser.add_argument("--rounds", type=int, default=30, help="timed rounds per case (default 30)")
     parser.add_argument(
-        "--calls", type=int, default=20, help="calls per CUDA graph, per round (default 20)"
+        "--rounds", type=int, default=30, help="timed rounds per case, at most (default 30)"
+    )
+    parser.add_argument(
+        "--calls",
+        type=int,
+        default=20,
+        help="calls per CUDA graph, per round, at most (default 20)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_S,
+        metavar="SECONDS",
+        help="timed GPU seconds per case: a slower case gets fewer calls per graph, then "
+        f"fewer rounds (default {DEFAULT_BUDGET_S:g}; 0: always --calls and --rounds)",
     )
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
-    parser.add_argument("--rtol", type=float, default=1e-5, help="max |got-want| / max |want|")
+    parser.add_argument(
+        "--rtol",
+        type=float,
+        default=None,
+        help="max |got-want| / max |want| for every case (default: each case's own, "
+        "1e-5 elementwise, 1e-4 matmul, 2e-3 decoder layers)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the random inputs")
     parser.add_argument("--arch", default="sm_90", help="CUDA architecture (default sm_90)")
     parser.add_argument(
         "--no-copy",
         action="store_true",
         help="do not measure the device-to-device copy bandwidth in this run",
+    )
+    parser.add_argument(
+        "--no-gemm",
+        action="store_true",
+        help=f"do not measure the fp32 GEMM ceiling ({GEMM_N}³ torch.mm) in this run",
     )
     parser.add_argument(
         "--no-gpu-ok",
@@ -120,6 +178,7 @@ class CaseResult:
     traffic_bytes: int
     flops: int
     flops_rule: str = ""
+    rtol: float | None = None  # the tolerance it was checked against
     status: str = "pending"  # ok | compiled (no GPU) | compile failed | mismatch | error
     error: str = ""
     compile_s: float = 0.0
@@ -128,12 +187,20 @@ class CaseResult:
     outputs: list[dict[str, Any]] = field(default_factory=list)  # per output: errors
     max_rel_err: float | None = None
     timings: dict[str, list[float]] = field(default_factory=dict)  # candidate → rounds, µs
+    rounds: int | None = None  # the rounds and calls per graph it was timed with
+    calls: int | None = None
     notes: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, case: Case) -> CaseResult:
         return cls(
-            case.name, case.group, case.shape, case.traffic_bytes, case.flops, case.flops_rule
+            case.name,
+            case.group,
+            case.shape,
+            case.traffic_bytes,
+            case.flops,
+            case.flops_rule,
+            case.rtol,
         )
 
     def median(self, candidate: str) -> float | None:
@@ -148,6 +215,11 @@ class CaseResult:
         """Achieved bytes per second: minimum traffic over deplodock's median time."""
         ours = self.median("deplodock")
         return self.traffic_bytes / (ours * 1e-6) if ours else None
+
+    def flop_rate(self, candidate: str = "deplodock") -> float | None:
+        """Achieved FLOP/s of ``candidate``: the case's FLOPs over its median time."""
+        median = self.median(candidate)
+        return self.flops / (median * 1e-6) if median else None
 
 
 def _stats(rounds_us: Sequence[float]) -> tuple[float, float, float]:
@@ -173,11 +245,9 @@ def geomean_speedups(results: Sequence[CaseResult]) -> dict[str, dict[str, Any]]
             out[baseline] = {"geomean": geomean(speedups), "cases": len(speedups)}
         return out
 
-    groups = [g for g in GROUPS if any(r.group == g for r in results)]
-    groups += sorted({r.group for r in results} - set(groups))
     return {
         "overall": summary(results),
-        **{g: summary([r for r in results if r.group == g]) for g in groups},
+        **{g: summary([r for r in results if r.group == g]) for g in _group_order(results)},
     }
 
 
@@ -213,9 +283,54 @@ def reference_bandwidth(env: dict[str, Any]) -> tuple[float | None, str]:
     return None, "none (not an H200, copy not measured)"
 
 
+def reference_flops(env: dict[str, Any]) -> tuple[float | None, str]:
+    """The fp32 GEMM FLOP/s "% of fp32 GEMM" is taken against, and where it comes from."""
+    if "H200" in str(env.get("gpu", "")):
+        return H200_FP32_GEMM, "H200_FP32_GEMM (51 TFLOP/s, cuBLAS fp32, TF32 off)"
+    measured = (env.get("gemm") or {}).get("flop_rate")
+    if measured:
+        return measured, f"the {GEMM_N}³ fp32 torch.mm measured in this run"
+    return None, "none (not an H200, GEMM not measured)"
+
+
+def _group_order(results: Sequence[CaseResult]) -> list[str]:
+    groups = [g for g in GROUPS if any(r.group == g for r in results)]
+    return groups + sorted({r.group for r in results} - set(groups))
+
+
+def _eager_label(group: str) -> str:
+    return "cuBLAS (eager)" if group in CUBLAS_GROUPS else "eager"
+
+
+def _tolerances(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
+    """The tolerances the cases were held to, by group: ``1e-05 (seed), 0.0001 (matmul)``."""
+    if env.get("rtol") is not None:
+        return f"{env['rtol']:g} (--rtol, every case)"
+    by_rtol: dict[float, list[str]] = {}
+    for r in results:
+        if r.rtol is not None and r.group not in by_rtol.setdefault(r.rtol, []):
+            by_rtol[r.rtol].append(r.group)
+    return ", ".join(f"{t:g} ({', '.join(gs)})" for t, gs in by_rtol.items()) or "?"
+
+
+def _strict_text(env: dict[str, Any]) -> str:
+    fp32 = env.get("fp32")
+    if not fp32:
+        return "TF32 settings not recorded"
+    return "; ".join(f"{k} = {v}" for k, v in fp32.items())
+
+
 def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
     reference, basis = reference_bandwidth(env)
+    peak, peak_basis = reference_flops(env)
     rounds, calls = env.get("rounds"), env.get("calls")
+    budget = env.get("budget")
+    adapt = (
+        f" (fewer for a case whose timing would pass {budget:g} s of GPU time: its notes "
+        "say how many)"
+        if budget
+        else ""
+    )
     lines = [
         "# deplodock bench",
         "",
@@ -228,12 +343,15 @@ def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
         f"- commit: {env.get('commit', '?')}",
         f"- method: fp32; fresh random inputs and parameters (seed {env.get('seed', '?')}); "
         f"max rel err = max |deplodock − eager| / max |eager|, tolerance "
-        f"{env.get('rtol', '?'):g}; GPU time per call from CUDA graphs of {calls} calls, "
-        f"median of {rounds} interleaved rounds [p10, p90], in µs; speedup = baseline "
-        "median / deplodock median; GB/s = minimum traffic (inputs and parameters read "
-        "once, outputs written once) / deplodock median (calls run back to back, so a "
-        "case whose data fits in L2 is measured warm and can exceed the copy bandwidth)",
+        f"{_tolerances(results, env)}; GPU time per call from CUDA graphs of {calls} calls, "
+        f"median of {rounds} interleaved rounds{adapt} [p10, p90], in µs; speedup = "
+        "baseline median / deplodock median; GB/s = minimum traffic (inputs and "
+        "parameters read once, outputs written once) / deplodock median (calls run back "
+        "to back, so a case whose data fits in L2 is measured warm and can exceed the copy "
+        "bandwidth); TFLOP/s = the case's FLOPs / deplodock median",
+        f"- fp32 for the baselines too (eager and torch.compile): {_strict_text(env)}",
         f"- copy bandwidth for %: {basis}",
+        f"- fp32 GEMM for %: {peak_basis}",
     ]
     if env.get("copy_error"):
         lines.append(f"- device-to-device copy not measured: {_one_line(env['copy_error'])}")
@@ -243,43 +361,59 @@ def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
             f"- measured this run: device-to-device copy of {_size(copy['bytes'] / 2)}, "
             f"{copy['bandwidth'] / 1e12:.2f} TB/s (read + write, median of rounds)"
         )
+    if env.get("gemm_error"):
+        lines.append(f"- fp32 GEMM not measured: {_one_line(env['gemm_error'])}")
+    gemm = env.get("gemm")
+    if gemm:
+        n = gemm["n"]
+        lines.append(
+            f"- measured this run: fp32 torch.mm of {n}x{n} by {n}x{n} (cuBLAS, TF32 off), "
+            f"{gemm['flop_rate'] / 1e12:.1f} TFLOP/s (median of rounds)"
+        )
     lines += ["", "## Geomean speedup of deplodock", ""]
     lines += ["| group | vs eager | vs torch.compile |", "| --- | --- | --- |"]
     for group, summary in geomean_speedups(results).items():
         cells = [
             f"{_times(summary[b]['geomean'])} ({summary[b]['cases']} cases)" for b in BASELINES
         ]
-        lines.append(f"| {group} | {' | '.join(cells)} |")
-    lines += [
-        "",
-        "## Cases",
-        "",
-        "| case | group | shape | deplodock µs | eager µs | torch.compile µs | vs eager "
-        "| vs torch.compile | GB/s | % copy BW | max rel err |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for r in results:
-        bw = r.bandwidth()
-        ours = _us(r.timings.get("deplodock")) if r.status == "ok" else f"**{r.status}**"
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    f"`{r.name}`",
-                    r.group,
-                    r.shape,
-                    ours,
-                    _us(r.timings.get("eager")),
-                    _us(r.timings.get("torch.compile")),
-                    _times(r.speedup("eager")),
-                    _times(r.speedup("torch.compile")),
-                    f"{bw / 1e9:.0f}" if bw else "—",
-                    f"{100 * bw / reference:.0f}%" if bw and reference else "—",
-                    f"{r.max_rel_err:.1e}" if r.max_rel_err is not None else "—",
-                ]
-            )
-            + " |"
-        )
+        label = f"{group} (eager: cuBLAS)" if group in CUBLAS_GROUPS else group
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    lines += ["", "## Cases"]
+    for group in _group_order(results):
+        flop = group in FLOP_GROUPS
+        rate, share = ("TFLOP/s", "% fp32 GEMM") if flop else ("GB/s", "% copy BW")
+        eager = _eager_label(group)
+        lines += [
+            "",
+            f"### {group}",
+            "",
+            f"| case | shape | deplodock µs | {eager} µs | torch.compile µs | vs {eager} "
+            f"| vs torch.compile | {rate} | {share} | max rel err |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for r in results:
+            if r.group != group:
+                continue
+            if flop:
+                achieved, ceiling, unit = r.flop_rate(), peak, 1e12
+            else:
+                achieved, ceiling, unit = r.bandwidth(), reference, 1e9
+            ours = _us(r.timings.get("deplodock")) if r.status == "ok" else f"**{r.status}**"
+            cells = [
+                f"`{r.name}`",
+                r.shape,
+                ours,
+                _us(r.timings.get("eager")),
+                _us(r.timings.get("torch.compile")),
+                _times(r.speedup("eager")),
+                _times(r.speedup("torch.compile")),
+                (f"{achieved / unit:.1f}" if flop else f"{achieved / unit:.0f}")
+                if achieved
+                else "—",
+                f"{100 * achieved / ceiling:.0f}%" if achieved and ceiling else "—",
+                f"{r.max_rel_err:.1e}" if r.max_rel_err is not None else "—",
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
     failed = [r for r in results if r.status != "ok"]
     if failed:
         lines += ["", "## Failures", ""]
@@ -316,6 +450,7 @@ def _finite(value: Any) -> Any:
 
 def results_json(results: Sequence[CaseResult], env: dict[str, Any]) -> dict[str, Any]:
     reference, basis = reference_bandwidth(env)
+    peak, peak_basis = reference_flops(env)
     cases = []
     for r in results:
         row = asdict(r)
@@ -327,11 +462,16 @@ def results_json(results: Sequence[CaseResult], env: dict[str, Any]) -> dict[str
         bw = r.bandwidth()
         row["bandwidth_Bps"] = bw
         row["copy_fraction"] = bw / reference if bw and reference else None
+        rates = {name: r.flop_rate(name) for name in r.timings}
+        row["flop_rate"] = rates  # FLOP/s of every candidate (eager: cuBLAS for matmul)
+        ours = rates.get("deplodock")
+        row["gemm_fraction"] = ours / peak if ours and peak else None
         cases.append(row)
     return _finite(
         {
             "environment": env,
             "copy_bandwidth": {"reference_Bps": reference, "basis": basis},
+            "fp32_gemm": {"reference_flop_rate": peak, "basis": peak_basis},
             "geomean_speedup": geomean_speedups(results),
             "cases": cases,
         }
@@ -459,7 +599,7 @@ class _Progress:
             self.bar.close()
 
 
-def _case_line(r: CaseResult, reference: float | None) -> str:
+def _case_line(r: CaseResult, reference: float | None, peak: float | None = None) -> str:
     head = f"{r.name}: {r.status}"
     if r.status == "compiled":
         n = len(r.kernels)
@@ -468,12 +608,15 @@ def _case_line(r: CaseResult, reference: float | None) -> str:
         return f"{head}: {_one_line(r.error, 300)}"
     parts = [f"{name} {r.median(name):.1f} µs" for name in CANDIDATES if r.timings.get(name)]
     speed = ", ".join(f"{s:.2f}× {b}" for b in BASELINES if (s := r.speedup(b)) is not None)
-    bw = r.bandwidth()
-    share = f" ({100 * bw / reference:.0f}% of copy)" if bw and reference else ""
-    return (
-        f"{head}, max rel err {r.max_rel_err:.1e}; {'; '.join(parts)}; {speed}; "
-        f"{bw / 1e9:.0f} GB/s{share}"
-    )
+    if r.group in FLOP_GROUPS:
+        rate = r.flop_rate()
+        share = f" ({100 * rate / peak:.0f}% of fp32 GEMM)" if rate and peak else ""
+        achieved = f"{rate / 1e12:.1f} TFLOP/s{share}" if rate else ""
+    else:
+        bw = r.bandwidth()
+        share = f" ({100 * bw / reference:.0f}% of copy)" if bw and reference else ""
+        achieved = f"{bw / 1e9:.0f} GB/s{share}" if bw else ""
+    return f"{head}, max rel err {r.max_rel_err:.1e}; {'; '.join(parts)}; {speed}; {achieved}"
 
 
 def _describe(error: BaseException) -> str:
@@ -535,9 +678,11 @@ def _measure_case(captured, program, result: CaseResult, args) -> None:
     del got, want
     result.outputs = [asdict(e) for e in errors]
     result.max_rel_err = max((e.max_rel for e in errors), default=0.0)
-    if not all(e.ok(args.rtol) for e in errors):
+    rtol = args.rtol if args.rtol is not None else result.rtol
+    result.rtol = rtol
+    if not all(e.ok(rtol) for e in errors):
         result.status = "mismatch"
-        result.error = f"max rel err {result.max_rel_err:.3e} > rtol {args.rtol:g}; not timed"
+        result.error = f"max rel err {result.max_rel_err:.3e} > rtol {rtol:g}; not timed"
         return
     candidates = {"deplodock": lambda: program(*inputs, poison=False), "eager": reference}
     torch._dynamo.reset()
@@ -550,9 +695,56 @@ def _measure_case(captured, program, result: CaseResult, args) -> None:
     except Exception as error:
         result.notes.append(f"torch.compile failed, not timed: {_describe(error)}")
     with torch.no_grad():
-        timings = time_graphs(candidates, rounds=args.rounds, calls=args.calls)
+        estimates = _estimate_us(candidates)
+        rounds, calls = plan_timing(estimates, args.rounds, args.calls, args.budget)
+        if (rounds, calls) != (args.rounds, args.calls):
+            slowest = max(estimates, key=estimates.get)
+            result.notes.append(
+                f"timed with {calls} calls per graph and {rounds} rounds (about "
+                f"{estimates[slowest]:.0f} µs a call for {slowest}; --budget {args.budget:g} s)"
+            )
+        timings = time_graphs(candidates, rounds=rounds, calls=calls)
+    result.rounds, result.calls = rounds, calls
     result.timings = {name: list(t.rounds_us) for name, t in timings.items()}
     result.status = "ok"
+
+
+def _estimate_us(candidates: dict[str, Any]) -> dict[str, float]:
+    """Each candidate's time per call, roughly: one call, synchronised on both sides
+    (launch overhead included, which only matters where timing is cheap anyway)."""
+    import torch
+
+    estimates = {}
+    for name, fn in candidates.items():
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        estimates[name] = (time.perf_counter() - started) * 1e6
+    return estimates
+
+
+def plan_timing(
+    per_call_us: dict[str, float], rounds: int, calls: int, budget_s: float
+) -> tuple[int, int]:
+    """(rounds, calls per graph) for one case: the requested ones, unless timing every
+    candidate with them would take more than ``budget_s`` of GPU time; then first fewer
+    calls per graph (no fewer than keep the fastest candidate's graph ``MIN_GRAPH_US``
+    long, so launch gaps and event overhead stay negligible), then fewer rounds (no
+    fewer than ``MIN_ROUNDS``). ``budget_s`` 0 or less keeps the requested ones.
+
+    Warm-up and graph capture are not counted: they add about 4 calls per candidate."""
+    one_each = sum(per_call_us.values())  # µs for one call of every candidate
+    budget_us = budget_s * 1e6
+    if budget_s <= 0 or one_each <= 0 or rounds * calls * one_each <= budget_us:
+        return rounds, calls
+    fastest = max(min(per_call_us.values()), 1e-3)
+    floor_calls = min(calls, max(1, math.ceil(MIN_GRAPH_US / fastest)))
+    calls = max(floor_calls, int(budget_us // (rounds * one_each)))
+    if rounds * calls * one_each <= budget_us:
+        return rounds, calls
+    rounds = max(min(rounds, MIN_ROUNDS), int(budget_us // (calls * one_each)))
+    return rounds, calls
 
 
 def _measure_copy(args) -> dict[str, Any]:
@@ -569,6 +761,45 @@ def _measure_copy(args) -> dict[str, Any]:
         "bytes": 2 * COPY_BYTES,
         "rounds_us": rounds,
         "bandwidth": 2 * COPY_BYTES / (_stats(rounds)[0] * 1e-6),
+    }
+
+
+def _measure_gemm(args) -> dict[str, Any]:
+    """FLOP/s of cuBLAS's fp32 GEMM (TF32 off: ``strict_fp32`` has run), a GEMM_N³
+    ``torch.mm`` timed like the cases: the measured ceiling of the matmul group."""
+    import torch
+
+    from deplodock.backends.cuda.timing import time_graphs
+
+    n = GEMM_N
+    a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
+    out = torch.empty(n, n, device="cuda")
+    mm = {"mm": lambda: torch.mm(a, b, out=out)}
+    mm["mm"]()  # cuBLAS picks its kernel and allocates its workspace before the estimate
+    rounds, calls = plan_timing(_estimate_us(mm), args.rounds, args.calls, args.budget)
+    timing = time_graphs(mm, rounds=rounds, calls=calls)
+    times = list(timing["mm"].rounds_us)
+    return {
+        "n": n,
+        "flops": 2 * n**3,
+        "rounds_us": times,
+        "flop_rate": 2 * n**3 / (_stats(times)[0] * 1e-6),
+    }
+
+
+def strict_fp32() -> dict[str, Any]:
+    """No TF32 anywhere: cuBLAS and cuDNN compute fp32 as fp32, for eager and for
+    torch.compile (whose default mode calls the same cuBLAS). Returns the settings as
+    torch reports them afterwards, for the report's environment."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    return {
+        "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
     }
 
 
@@ -620,7 +851,8 @@ def _environment(args, gpu: bool) -> dict[str, Any]:
         "arch": args.arch,
         "rounds": args.rounds,
         "calls": args.calls,
-        "rtol": args.rtol,
+        "budget": args.budget,
+        "rtol": args.rtol,  # None: each case's own (results.json has it per case)
         "seed": args.seed,
     }
 
@@ -636,13 +868,14 @@ def run_bench(args: argparse.Namespace) -> int:
         return 0
     if args.rounds < 1 or args.calls < 1:
         raise UserInputError("--rounds and --calls must be at least 1")
+    fp32 = strict_fp32()  # before any baseline (or the copy and GEMM) is measured
 
     from deplodock.backends.cuda.driver import gpu_available
 
     gpu = gpu_available()
     if args.seed is None:
         args.seed = int.from_bytes(os.urandom(4), "little")
-    env = _environment(args, gpu)
+    env = {**_environment(args, gpu), "fp32": fp32}
     if gpu:
         print(f"deplodock bench: {len(cases)} cases on {env['gpu']} (seed {args.seed})")
         if not args.no_copy:
@@ -653,9 +886,18 @@ def run_bench(args: argparse.Namespace) -> int:
                 env["copy_error"] = _describe(error)
                 print(f"device-to-device copy not measured: {env['copy_error']}")
             _free_gpu_memory()
+        if not args.no_gemm and any(c.group in FLOP_GROUPS for c in cases):
+            try:
+                env["gemm"] = _measure_gemm(args)
+                print(f"fp32 GEMM ({GEMM_N}³): {env['gemm']['flop_rate'] / 1e12:.1f} TFLOP/s")
+            except Exception as error:
+                env["gemm_error"] = _describe(error)
+                print(f"fp32 GEMM not measured: {env['gemm_error']}")
+            _free_gpu_memory()
     else:
         print(f"deplodock bench: {len(cases)} cases, compile only (no GPU)")
     reference, _ = reference_bandwidth(env)
+    peak, _ = reference_flops(env)
 
     results: list[CaseResult] = []
     progress = _Progress(len(cases))
@@ -673,7 +915,7 @@ def run_bench(args: argparse.Namespace) -> int:
                 del captured, program
                 _free_gpu_memory()
         results.append(result)
-        progress.finish(_case_line(result, reference))
+        progress.finish(_case_line(result, reference, peak))
         if gpu:  # what is measured survives a run cut short
             write_report(results, env, Path(args.out), partial=f"{len(results)} of {len(cases)}")
     progress.close()

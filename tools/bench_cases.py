@@ -1,9 +1,9 @@
 """The benchmark's cases: what ``deplodock bench`` measures.
 
 A case is a small PyTorch program at a real model's dimensions: a name
-(``rmsnorm/tinyllama/S128``), a group (``seed``, ``memory-bound``; later ``matmul``,
-``attention``, ``block``, ``model``), a function that captures it with ``torch.export``
-on the CPU, and what it costs at least:
+(``rmsnorm/tinyllama/S128``), a group (``seed``, ``memory-bound``, ``matmul``, ``block``;
+later ``attention``, ``model``), a function that captures it with ``torch.export`` on the
+CPU, and what it costs at least:
 
 - **traffic**: every input and parameter read once and every output written once, in
   bytes (what a perfect schedule moves through HBM; the ``--stats`` rule of
@@ -13,15 +13,23 @@ on the CPU, and what it costs at least:
   (add, mul, div, exp, max, …), 2·M·N·K per matmul; each case says what it counted.
 
 The seed's three expressions are captured exactly as ``deplodock run -c`` captures them;
-the memory-bound cases take their sizes from the shipped configs of the two reference
-models (``deplodock.frontends.models.BUILTIN_CONFIGS``) at S = 128 and 512 tokens, fp32.
-Parameters and inputs of the captured programs are placeholders (zeros, or the seed's
-seeded values): the benchmark draws fresh random inputs and parameters on the GPU.
+the memory-bound and matmul cases take their sizes from the shipped configs of the two
+reference models (``deplodock.frontends.models.BUILTIN_CONFIGS``), fp32. Parameters and
+inputs of the captured programs are placeholders (zeros, or the seed's seeded values):
+the benchmark draws fresh random inputs and parameters on the GPU.
 
-Adding a case (issue 8's projections, gated MLP, attention, decoder layers, whole
-models) is one more ``Case`` in ``CASES``: ``build`` may return any object with
-``source``, ``module``, ``example_inputs`` and ``program`` (a ``CapturedModel`` of
-``deplodock.frontends.models`` has them).
+The matmul group (issue 6, the matmul schedules): every projection of both models,
+``F.linear(x, W)`` with x (1, S, in) at S = 32, 128 and 512 (Qwen2's q and k/v carry a
+bias; k and v share a shape, and so do gate and up, so each pair is one case); the
+gated MLP ``silu(x Wg^T) * (x Wu^T)`` and the down projection with its residual
+``r + h Wd^T`` at S = 128 and 512; and square ``a @ b`` at n = 1024, 2048, 4096. Its
+tolerance is ``MATMUL_RTOL``, not the elementwise 1e-5. The block group is the first
+decoder layer of each model (``capture_model(part="layer")``) at S = 128 and 512.
+
+Adding a case (attention, whole models) is one more ``Case`` from a family function
+called by ``all_cases``: ``build`` may return any object with ``source``, ``module``,
+``example_inputs`` and ``program`` (a ``CapturedModel`` of ``deplodock.frontends.models``
+has them).
 """
 
 from __future__ import annotations
@@ -34,8 +42,29 @@ from typing import Any
 
 FP32 = 4  # bytes per element; every case is fp32 today
 
-GROUPS = ("seed", "memory-bound")  # in report order; matmul, attention, block, model later
+GROUPS = ("seed", "memory-bound", "matmul", "block")  # report order; attention, model later
+MODELS = {"tinyllama": "tinyllama-1.1b", "qwen2.5-7b": "qwen2.5-7b"}  # short → config name
 SEQS = (128, 512)
+PROJECTION_SEQS = (32, 128, 512)  # a decode-ish batch of tokens, and two prefills
+SQUARES = (1024, 2048, 4096)
+
+RTOL = 1e-5
+"""The default tolerance, max |got - want| / max |want|: fp32 elementwise and reduction
+programs, summed over at most a few thousand terms."""
+
+MATMUL_RTOL = 1e-4
+"""The matmul group's tolerance. Summing K products in fp32 in another order than cuBLAS
+(tiles, split K) moves an output by at most about sqrt(K)·2^-24 of the largest one on
+random data: 8e-6 at K = 18944, Qwen's down projection (eager on the CPU is 5e-7 from
+fp64 there). 1e-4 leaves a margin and still catches one term dropped or doubled (about
+1/(5·sqrt(K)) ≈ 1.5e-3 of the largest output at K = 18944)."""
+
+BLOCK_RTOL = 2e-3
+"""The block group's tolerance. With every parameter drawn from N(0, 1) (what the
+benchmark does), a decoder layer's attention logits are large and its softmax nearly
+one-hot, so fp32 itself is far from exact: eager fp32 on the CPU is 1e-4 to 4e-4 from
+fp64 (both models, S = 128 and 512, two seeds). Two fp32 implementations can differ by
+the sum of their errors; 2e-3 leaves a margin over that."""
 
 
 @dataclass
@@ -57,6 +86,7 @@ class Case:
     traffic_bytes: int
     flops: int
     flops_rule: str  # how `flops` was counted
+    rtol: float = RTOL  # max |got - want| / max |want| it must meet against eager
 
 
 # ------------------------------------------------------------------------ modules
@@ -92,7 +122,54 @@ def _modules():
             def forward(self, x, residual):
                 return x + residual
 
-        _MODULES = {"silu_mul": SiluMul, "rope": Rope, "residual_add": ResidualAdd}
+        def weight(*shape):
+            return torch.nn.Parameter(torch.zeros(shape), requires_grad=False)
+
+        class Linear(torch.nn.Module):
+            """One projection, ``F.linear(x, W, b)``: x (…, K), W (N, K), b (N) or none."""
+
+            def __init__(self, n: int, k: int, bias: bool):
+                super().__init__()
+                self.weight = weight(n, k)
+                self.bias = weight(n) if bias else None
+
+            def forward(self, x):
+                return F.linear(x, self.weight, self.bias)
+
+        class GatedMLP(torch.nn.Module):
+            """The MLP up to its down projection: silu(x Wg^T) · (x Wu^T)."""
+
+            def __init__(self, hidden: int, inter: int):
+                super().__init__()
+                self.gate = weight(inter, hidden)
+                self.up = weight(inter, hidden)
+
+            def forward(self, x):
+                return F.silu(F.linear(x, self.gate)) * F.linear(x, self.up)
+
+        class DownResidual(torch.nn.Module):
+            """The MLP's down projection and the residual add after it: r + h Wd^T."""
+
+            def __init__(self, hidden: int, inter: int):
+                super().__init__()
+                self.down = weight(hidden, inter)
+
+            def forward(self, h, residual):
+                return residual + F.linear(h, self.down)
+
+        class MatMul(torch.nn.Module):
+            def forward(self, a, b):
+                return torch.matmul(a, b)
+
+        _MODULES = {
+            "silu_mul": SiluMul,
+            "rope": Rope,
+            "residual_add": ResidualAdd,
+            "linear": Linear,
+            "gated_mlp": GatedMLP,
+            "down_residual": DownResidual,
+            "matmul": MatMul,
+        }
     return _MODULES
 
 
@@ -174,13 +251,16 @@ def _model_dims() -> dict[str, dict[str, int]]:
     from deplodock.frontends.models import BUILTIN_CONFIGS
 
     dims = {}
-    for short, name in (("tinyllama", "tinyllama-1.1b"), ("qwen2.5-7b", "qwen2.5-7b")):
+    for short, name in MODELS.items():
         config = BUILTIN_CONFIGS[name]
         dims[short] = {
             "hidden": config["hidden_size"],
             "intermediate": config["intermediate_size"],
             "heads": config["num_attention_heads"],
+            "kv_heads": config["num_key_value_heads"],
             "head_dim": config["head_dim"],
+            # Qwen2's config has no attention_bias: its q/k/v projections always have one
+            "qkv_bias": int(config.get("attention_bias", config["model_type"] == "qwen2")),
         }
     return dims
 
@@ -301,9 +381,140 @@ def _memory_bound_cases() -> list[Case]:
     return cases
 
 
+def _projection(model: str, kind: str, seq: int, n: int, k: int, bias: bool) -> Case:
+    x = (1, seq, k)
+    w = f"W {n}x{k}" + (f" + b {n}" if bias else "")
+    return Case(
+        f"proj/{kind}/{model}/S{seq}",
+        "matmul",
+        f"x {_dims(x)}, {w}",
+        _export(
+            f"F.linear(x, W{', b' if bias else ''}), x {_dims(x)}, {w}",
+            lambda: _modules()["linear"](n, k, bias),
+            x,
+        ),
+        (seq * k + n * k + bias * n + seq * n) * FP32,
+        2 * seq * n * k + bias * seq * n,
+        "2·M·N·K" + (", plus 1 per output for the bias" if bias else ""),
+        MATMUL_RTOL,
+    )
+
+
+def _matmul_cases() -> list[Case]:
+    cases: list[Case] = []
+    dims = _model_dims()
+    for model, d in dims.items():
+        h, inter, bias = d["hidden"], d["intermediate"], bool(d["qkv_bias"])
+        q, kv = d["heads"] * d["head_dim"], d["kv_heads"] * d["head_dim"]
+        for seq in PROJECTION_SEQS:
+            # (kind, N, K, bias): k and v share a shape, and so do gate and up
+            for kind, n, k, b in (
+                ("q", q, h, bias),
+                ("kv", kv, h, bias),
+                ("o", h, q, False),
+                ("gate-up", inter, h, False),
+                ("down", h, inter, False),
+            ):
+                cases.append(_projection(model, kind, seq, n, k, b))
+    for model, d in dims.items():
+        h, inter = d["hidden"], d["intermediate"]
+        for seq in SEQS:
+            x, hid = (1, seq, h), (1, seq, inter)
+            weights = f"Wg, Wu {inter}x{h}"
+            cases.append(
+                Case(
+                    f"mlp/gated/{model}/S{seq}",
+                    "matmul",
+                    f"x {_dims(x)}, {weights}",
+                    _export(
+                        f"F.silu(x @ Wg.T) * (x @ Wu.T), x {_dims(x)}, {weights}",
+                        lambda h=h, inter=inter: _modules()["gated_mlp"](h, inter),
+                        x,
+                    ),
+                    (seq * h + 2 * inter * h + seq * inter) * FP32,
+                    2 * (2 * seq * inter * h) + 5 * seq * inter,
+                    "2·M·N·K for each of the two matmuls, 5 per output for silu and the "
+                    "gating multiply (as silu-mul counts them)",
+                    MATMUL_RTOL,
+                )
+            )
+            cases.append(
+                Case(
+                    f"mlp/down-residual/{model}/S{seq}",
+                    "matmul",
+                    f"h {_dims(hid)}, r {_dims(x)}, Wd {h}x{inter}",
+                    _export(
+                        f"r + h @ Wd.T, h {_dims(hid)}, r {_dims(x)}, Wd {h}x{inter}",
+                        lambda h=h, inter=inter: _modules()["down_residual"](h, inter),
+                        hid,
+                        x,
+                    ),
+                    (seq * inter + seq * h + h * inter + seq * h) * FP32,
+                    2 * seq * h * inter + seq * h,
+                    "2·M·N·K, plus 1 per output for the residual add",
+                    MATMUL_RTOL,
+                )
+            )
+    for n in SQUARES:
+        cases.append(
+            Case(
+                f"square/{n}",
+                "matmul",
+                f"{n}x{n} @ {n}x{n}",
+                _export(
+                    f"torch.matmul(a, b), a and b {n}x{n}",
+                    lambda: _modules()["matmul"](),
+                    (n, n),
+                    (n, n),
+                ),
+                3 * n * n * FP32,
+                2 * n**3,
+                "2·M·N·K",
+                MATMUL_RTOL,
+            )
+        )
+    return cases
+
+
+def _decoder_layer(short: str, seq: int) -> Case:
+    d = _model_dims()[short]
+    h, inter, hd = d["hidden"], d["intermediate"], d["head_dim"]
+    q, kv = d["heads"] * hd, d["kv_heads"] * hd
+    bias = q + 2 * kv if d["qkv_bias"] else 0
+    # weights: two RMSNorm vectors, q k v o, gate up down, the q/k/v biases
+    params = 2 * h + h * q + 2 * h * kv + q * h + 3 * h * inter + bias
+    linear = 2 * seq * (h * q + 2 * h * kv + q * h + 3 * h * inter)
+    attention = 2 * 2 * d["heads"] * seq * seq * hd  # q k^T and p v, the whole square
+
+    def build():
+        from deplodock.frontends.models import capture_model
+
+        return capture_model(MODELS[short], part="layer", seq=seq)
+
+    act = (1, seq, h)
+    return Case(
+        f"layer/{short}/S{seq}",
+        "block",
+        f"hidden {_dims(act)}",
+        build,
+        # hidden states in and out, the weights, and the rotary embedding's two buffers
+        # of head_dim / 2 values (inv_freq, original_inv_freq: both are lifted inputs)
+        (2 * _n(*act) + params + hd) * FP32,
+        linear + attention,
+        "2·M·N·K for the seven projections and for q·k^T and p·v over the whole "
+        "S×S square (the causal half is not subtracted); the elementwise work is not "
+        f"counted ({d['heads']} heads of {hd})",
+        BLOCK_RTOL,
+    )
+
+
+def _block_cases() -> list[Case]:
+    return [_decoder_layer(model, seq) for model in _model_dims() for seq in SEQS]
+
+
 def all_cases() -> list[Case]:
     """Every case, in report order (grouped, then by kind, model and size)."""
-    cases = _seed_cases() + _memory_bound_cases()
+    cases = _seed_cases() + _memory_bound_cases() + _matmul_cases() + _block_cases()
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), "case names must be unique"
     return cases
@@ -311,11 +522,12 @@ def all_cases() -> list[Case]:
 
 def matches(case: Case, pattern: str) -> bool:
     """A pattern selects a case by group (``memory-bound``), by a glob over the name
-    (``rmsnorm/*/S512``), or by a piece of the name (``qwen``)."""
-    return (
-        pattern == case.group
-        or fnmatch.fnmatchcase(case.name, pattern)
-        or (not any(ch in pattern for ch in "*?[") and pattern in case.name)
+    (``rmsnorm/*/S512``), or by a piece of the name (``qwen``). A group's name selects
+    that group alone (``matmul`` is not also ``seed/add-matmul-relu``)."""
+    if pattern in GROUPS:
+        return case.group == pattern
+    return fnmatch.fnmatchcase(case.name, pattern) or (
+        not any(ch in pattern for ch in "*?[") and pattern in case.name
     )
 
 
