@@ -15,6 +15,7 @@ _PASSES: dict[str, str] = {
     "lift-to-loop": "deplodock.passes.tensor.lift_to_loop:LiftToLoop",
     "fuse": "deplodock.passes.loop.fuse:Fuse",
     "tileify": "deplodock.passes.tile.tileify:Tileify",
+    "split-matmul-k": "deplodock.passes.tile.split_matmul_k:SplitMatmulK",
     "register-tile": "deplodock.passes.tile.register_tile:RegisterTile",
     "chunk-matmul-k": "deplodock.passes.tile.chunk_matmul_k:ChunkMatmulK",
     "chunk-reduce": "deplodock.passes.tile.chunk_reduce:ChunkReduce",

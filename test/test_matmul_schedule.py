@@ -13,6 +13,7 @@ for sm_90 with no spills, and its K chunks accumulate into the outer accumulator
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +28,12 @@ from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import get_pass
-from deplodock.passes.tile.matmul_tile import CANDIDATES, block_tile_of, matmul_tile
+from deplodock.passes.tile.matmul_tile import (
+    CANDIDATES,
+    block_tile_of,
+    matmul_plan,
+    matmul_tile,
+)
 from deplodock.passes.tile.register_tile import register_tile_of
 from deplodock.pipeline import PASSES_TO, lower
 from deplodock.reference import fresh_inputs
@@ -73,6 +79,10 @@ CORPUS = {
     ),
     # a batch axis in blocks
     "batched": Program("torch.matmul(torch.randn(4,64,64), torch.randn(4,64,64))", (4, 4), 2),
+    # few tiles, long K: split-matmul-k gives K to 4 blocks per tile, then adds the partials
+    "split_k": Program(
+        "torch.nn.functional.linear(torch.randn(1,32,512), torch.randn(256,512))", (4, 4), 2
+    ),
     # the seed's prologue x + b inside the K loop: b[k] is a slab of its own
     "seed_prologue": Program(
         "torch.relu(torch.matmul(torch.randn(64,128) + torch.randn(128), torch.randn(128,64)))",
@@ -203,19 +213,38 @@ def test_race_checker_catches_a_missing_barrier() -> None:
     still reading: the kernel interpreter names the race."""
     got = stages("linear")
     text = got.texts["materialize"]
-    loop_start = text.index("kernel.for %a2_o")
-    barrier = text.index("kernel.barrier", loop_start)
+    barrier = text.index("kernel.barrier")  # the first: before the first refill
     broken = text[:barrier] + text[barrier + len("kernel.barrier") :]
     with pytest.raises(SharedMemoryRace, match="race"):
         run_forward(_parse(broken), got.inputs, blocks=[0])
 
 
+def test_split_k() -> None:
+    """The partial sums' kernel comes first, split axis outermost; the original adds them."""
+    got = stages("split_k")
+    kernels = [
+        op for op in _parse(got.texts["split-matmul-k"]).walk() if isinstance(op, tile.KernelOp)
+    ]
+    assert [k.sym_name.data for k in kernels] == ["k_linear_chunks", "k_linear"]
+    parts, combine = kernels
+    assert [e for _, e, _ in parts.axes] == [4, 32, 256]
+    assert "matmul_tile" in parts.attributes
+    (k_loop,) = [op for op in parts.body.block.ops if isinstance(op, loop.ForOp)]
+    assert k_loop.extent == 128
+    (adds,) = [op for op in combine.body.block.ops if isinstance(op, loop.ForOp)]
+    assert adds.extent == 4
+
+
 def test_cost_model() -> None:
     # Big products take the biggest tile that still gives every SM a block.
     assert matmul_tile(4096, 4096, 4096) == CANDIDATES[0]
-    assert matmul_tile(512, 5632, 2048) == CANDIDATES[0]  # 176 blocks
-    # Fewer blocks than SMs: the tile with the most blocks.
+    big = matmul_tile(512, 5632, 2048)  # every SM gets a block
+    assert (512 // big.block_m) * (5632 // big.block_n) >= 132
+    # Fewer blocks than SMs and no split: the tile with the most blocks wins.
     assert matmul_tile(128, 2048, 2048) == CANDIDATES[-1]
+    # With splits allowed, a few big tiles each take part of K.
+    assert matmul_plan(128, 2048, 2048) == (CANDIDATES[0], 8)
+    assert matmul_plan(4096, 4096, 4096) == (CANDIDATES[0], 1)
     # Shapes no tile divides are left to the default schedule.
     assert matmul_tile(16, 16, 64) is None
     assert matmul_tile(128, 128, 4) is None
@@ -232,7 +261,8 @@ def test_cuda_compiles_for_sm90_without_spills(name: str) -> None:
         pytest.skip(f"the CUDA backend's NVRTC is not importable here: {error}")
     module = _parse(stages(name).texts["materialize"])
     source = emit_cuda(module)
-    assert "_part" not in source  # each K chunk accumulates into the outer accumulators
+    # each K chunk accumulates into the outer accumulators: no second set of registers
+    assert not re.search(r"float \w+_part(_\d+)? = 0\.0f", source)
     compiled = compile_cuda(source, arch="sm_90")
     for name_, resources in compiled.resources.items():
         assert resources.spill_stores == 0 and resources.spill_loads == 0, (name_, resources)

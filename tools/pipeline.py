@@ -1,7 +1,7 @@
 """The lowering pipeline: which passes take a program from one level to the next.
 
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
-          ──tileify, register-tile, chunk-matmul-k, chunk-reduce, cooperative-reduce,
+          ──tileify, split-matmul-k, register-tile, chunk-matmul-k, chunk-reduce, cooperative-reduce,
             vectorize, blockify-launch, permute-register-tile, stage-inputs, pad-smem,
             mark-unroll──▶ tile
           ──materialize──▶ kernel
@@ -32,6 +32,7 @@ PASSES_TO: dict[str, tuple[str, ...]] = {
     "loop": ("lift-to-loop", "fuse"),
     "tile": (
         "tileify",
+        "split-matmul-k",
         "register-tile",
         "chunk-matmul-k",
         "chunk-reduce",

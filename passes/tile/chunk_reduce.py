@@ -153,23 +153,28 @@ def _rebuild(kernel: tile.KernelOp, extra_axes: int, extra_inputs: list[SSAValue
     return new
 
 
-def _chunk_kernel(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> tile.KernelOp:
+def _chunk_kernel(
+    kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int, chunk_first: bool = False
+) -> tile.KernelOp:
     """The kernel computing ``reduce`` over each chunk: axes (rows.., %c), one output of
-    shape (rows.., C) per result."""
+    shape (rows.., C) per result; with ``chunk_first`` axes (%c, rows..) and outputs of
+    shape (C, rows..) (a matmul's K split: its rows stay the last two axes)."""
     axes = [(arg, extent) for arg, extent, _ in kernel.axes]
     outside = _outside_values(reduce)
     buffers = list(kernel.input_buffers)
     used = [b for b in buffers if b in outside]
     operands = [kernel.inputs[buffers.index(b)] for b in used]
-    shape = [e for _, e in axes] + [chunks]
+    rows = [e for _, e in axes]
+    shape = [chunks, *rows] if chunk_first else [*rows, chunks]
     results = [TensorType(r.type, shape) for r in reduce.results]
-    part_axes = [(e, "free") for _, e in axes] + [(chunks, "free")]
+    part_axes = [(e, "free") for e in shape]
     body = tile.KernelOp.empty_body(part_axes, [v.type for v in operands], results)
     block = body.block
     mapping: dict[SSAValue, SSAValue] = {}
-    for (arg, _), new in zip(axes, block.args, strict=False):
+    row_args = block.args[1 : len(axes) + 1] if chunk_first else block.args[: len(axes)]
+    for (arg, _), new in zip(axes, row_args, strict=True):
         mapping[arg], new.name_hint = new, arg.name_hint
-    chunk = block.args[len(axes)]
+    chunk = block.args[0 if chunk_first else len(axes)]
     chunk.name_hint = "c"
     first_buffer = len(part_axes)
     for b, new in zip(used, block.args[first_buffer:], strict=False):
@@ -188,8 +193,9 @@ def _chunk_kernel(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> til
     rank = len(shape)
     identity = AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank)))
     row_axes = [mapping[a] for a, _ in axes]
+    index = [chunk, *row_axes] if chunk_first else [*row_axes, chunk]
     for result, out in zip(partial.results, outs, strict=True):
-        block.add_op(loop.StoreOp(result, out, identity, [*row_axes, chunk]))
+        block.add_op(loop.StoreOp(result, out, identity, index))
     new = tile.KernelOp(f"{kernel.sym_name.data}_chunks", part_axes, operands, results, body)
     new.attributes.update(kernel.attributes)
     for result in new.results:
@@ -197,12 +203,15 @@ def _chunk_kernel(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> til
     return new
 
 
-def split(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> None:
+def split(
+    kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int, chunk_first: bool = False
+) -> tile.KernelOp:
     """Rewrite ``kernel`` in place, with its chunk kernel inserted before it (see the
-    module docstring)."""
-    part = _chunk_kernel(kernel, reduce, chunks)
+    module docstring); returns the chunk kernel. ``chunk_first``: see ``_chunk_kernel``
+    (the elementwise tail is then left whole)."""
+    part = _chunk_kernel(kernel, reduce, chunks, chunk_first)
     Rewriter.insert_op(part, InsertPoint.before(kernel))
-    tail = _chunked_free_loops(kernel, reduce) if chunks > 1 else None
+    tail = _chunked_free_loops(kernel, reduce) if chunks > 1 and not chunk_first else None
     row_axes = kernel.num_axes
     kernel = _rebuild(kernel, chunks if tail else 0, list(part.outputs))
     block = kernel.body.block
@@ -215,7 +224,8 @@ def split(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> None:
     index.name_hint = "c_part"
     rank = row_axes + 1
     identity = AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank)))
-    loads = [loop.LoadOp(b, identity, [*row_args, index]) for b in buffers]
+    parts = [index, *row_args] if chunk_first else [*row_args, index]
+    loads = [loop.LoadOp(b, identity, parts) for b in buffers]
     for load, old in zip(loads, reduce.results, strict=True):
         load.result.name_hint = f"{old.name_hint or 'acc'}_part"
     combine.body.block.add_ops([*loads, loop.YieldOp(*[ld.result for ld in loads])])
@@ -226,6 +236,7 @@ def split(kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int) -> None:
         chunk = block.args[row_axes]
         for free in tail:
             _narrow(free, chunk, free.extent // chunks)
+    return part
 
 
 @dataclass(frozen=True)
@@ -248,6 +259,8 @@ class ChunkReduce(ModulePass):
                 continue
             if any(binding != "free" for _, _, binding in kernel.axes):
                 continue
+            if "register_tile" in kernel.attributes:
+                continue  # a tiled matmul: its K is split by split-matmul-k, if at all
             reduces = [
                 o for o in kernel.body.block.ops if isinstance(o, loop.ForOp) and o.is_reduce
             ]

@@ -6,13 +6,14 @@ output, its ``Tm x Tn`` threads each a ``TM x TN`` register tile (``BM = TM * Tm
 the K loop walks chunks of ``BK``: each chunk of both operands is staged in shared memory
 once and read from there by every thread that needs it.
 
-``matmul_tile`` chooses among a few shapes, largest first: a larger tile reuses each
-loaded element more (``TM * TN`` FMAs per ``TM + TN`` shared loads in a thread, ``BM * BN``
-per ``BM + BN`` global loads in a block) but makes fewer blocks, and a grid of fewer blocks
-than the H200 has SMs leaves SMs idle (wave quantisation). So the first shape that divides
-the problem and still gives every SM a block wins; when none does, the one with the most
-blocks. Shapes that do not divide are never taken: the schedule has no guards, because a
-barrier under a guard would deadlock the block.
+``matmul_plan`` chooses among a few shapes and a number of K splits: a larger tile
+reuses each loaded element more (``TM * TN`` FMAs per ``TM + TN`` shared loads in a
+thread, ``BM * BN`` per ``BM + BN`` global loads in a block) but makes fewer blocks, and a
+grid of fewer blocks than the H200 has SMs leaves SMs idle (wave quantisation). Splitting K
+across blocks (``split-matmul-k``) makes more blocks, at the price of writing and reading
+back partial sums. ``estimate_seconds`` prices each choice; the cheapest wins. Shapes that
+do not divide are never taken: the schedule has no guards, because a barrier under a
+guard would deadlock the block.
 
 Register budget: 8 x 8 accumulators plus a column and a row of operands are about 100
 registers a thread, under the 255 ``__launch_bounds__(256)`` allows; shared memory is
@@ -21,6 +22,8 @@ registers a thread, under the 255 ``__launch_bounds__(256)`` allows; shared memo
 The passes read the decision from the kernel: ``register-tile`` records it as the
 ``block_tile = array<i64: Tm, Tn, BK>`` attribute beside ``register_tile = array<i64: TM,
 TN>``; ``chunk-matmul-k`` and ``blockify-launch`` follow it. Their options override it.
+``split-matmul-k`` decides first and leaves its tile on the kernel of partial sums as
+``matmul_tile = array<i64: TM, TN, Tm, Tn, BK>`` for ``register-tile`` to take.
 """
 
 from __future__ import annotations
@@ -59,28 +62,99 @@ class MatmulTile:
 
 
 CANDIDATES = (
-    MatmulTile(8, 8, 16, 16),  # 128 x 128: the most reuse
-    MatmulTile(4, 8, 16, 16),  # 64 x 128
-    MatmulTile(4, 4, 16, 16),  # 64 x 64
-    MatmulTile(4, 4, 8, 16),  # 32 x 64, 128 threads
+    MatmulTile(8, 8, 16, 16, 8),  # 128 x 128: the most reuse
+    MatmulTile(4, 8, 16, 16, 8),  # 64 x 128
+    MatmulTile(4, 4, 16, 16, 16),  # 64 x 64
+    MatmulTile(4, 4, 8, 16, 16),  # 32 x 64, 128 threads
 )
+"""Largest first. The K chunk is the one measured faster for the tile on the H200: 16 for
+the 4 x 4 tiles (square 1024: 128 -> 78 us; TinyLlama q_proj at S=128: 157 -> 71 us), 8
+for 8 x 8 (square 4096: 3551 -> 3030 us)."""
+
+EFFICIENCY = {(8, 8): 0.85, (4, 8): 0.7, (4, 4, 16): 0.55, (4, 4, 8): 0.31}
+"""Fraction of an SM's fp32 peak a block tile reaches when every SM is busy, measured on
+the H200 (``scratch`` probe of session 3: 128 x 128 at 0.82-0.92, 64 x 64 0.56, 32 x 64
+0.31); 64 x 128 is interpolated."""
+
+SM_FLOPS = 51e12 / tile.NUM_SMS  # cuBLAS's fp32 GEMM rate on the H200, per SM
+HBM_BYTES_PER_S = 3.0e12  # what a partial-sum round trip streams at, roughly
+KERNEL_LAUNCH_S = 3e-6  # the combine kernel's launch and tail
+MIN_SPLIT_K = 128  # K a split keeps at least: 8+ chunks to pipeline over
+MAX_SPLITS = 32
+
+
+def _efficiency(c: MatmulTile) -> float:
+    if (c.tm, c.tn) in EFFICIENCY:
+        return EFFICIENCY[(c.tm, c.tn)]
+    return EFFICIENCY.get((c.tm, c.tn, c.threads_m), 0.3)
+
+
+def estimate_seconds(c: MatmulTile, m: int, n: int, k: int, batch: int, splits: int) -> float:
+    """The cost model: the busiest SM's share of the FMAs at the tile's efficiency (whole
+    blocks: wave quantisation), plus, when K is split, writing and re-reading the partial
+    sums and one more launch."""
+    blocks = batch * splits * (m // c.block_m) * (n // c.block_n)
+    per_sm = -(-blocks // tile.NUM_SMS)
+    block_flops = 2 * c.block_m * c.block_n * (k // splits)
+    seconds = per_sm * block_flops / (SM_FLOPS * _efficiency(c))
+    if splits > 1:
+        seconds += 2 * 4 * splits * batch * m * n / HBM_BYTES_PER_S + KERNEL_LAUNCH_S
+    return seconds
+
+
+def _fits(c: MatmulTile, m: int, n: int, k: int, splits: int) -> bool:
+    part = k // splits
+    return (
+        m % c.block_m == 0
+        and n % c.block_n == 0
+        and k % splits == 0
+        and part % c.bk == 0
+        and part >= 2 * c.bk
+        and (splits == 1 or part >= MIN_SPLIT_K)
+    )
+
+
+def matmul_plan(
+    m: int, n: int, k: int, batch: int = 1, split: bool = True
+) -> tuple[MatmulTile, int] | None:
+    """Cost function: the tile and the number of K splits (``split-matmul-k``) for an
+    ``m x n`` output with reduction ``k`` (``batch`` independent such products), the
+    fastest by ``estimate_seconds``; None to leave the contraction to the default
+    schedule (no tile divides it). ``split=False``: no K split (a kernel that cannot)."""
+    best: tuple[float, int, MatmulTile, int] | None = None
+    for rank, c in enumerate(CANDIDATES):
+        splits = 1
+        while splits <= (MAX_SPLITS if split else 1):
+            if _fits(c, m, n, k, splits):
+                key = (estimate_seconds(c, m, n, k, batch, splits), rank, c, splits)
+                if best is None or key[:2] < best[:2]:
+                    best = key
+            splits *= 2
+    return (best[2], best[3]) if best is not None else None
 
 
 def matmul_tile(m: int, n: int, k: int, batch: int = 1) -> MatmulTile | None:
-    """Cost function: the tile of an ``m x n`` output with reduction ``k`` (``batch``
-    independent such products), or None to leave the contraction to the default schedule.
-    """
-    fitting = [
-        c
-        for c in CANDIDATES
-        if m % c.block_m == 0 and n % c.block_n == 0 and k % c.bk == 0 and k >= 2 * c.bk
-    ]
-    if not fitting:
-        return None
-    for candidate in fitting:
-        if batch * (m // candidate.block_m) * (n // candidate.block_n) >= tile.NUM_SMS:
-            return candidate
-    return max(fitting, key=lambda c: (m // c.block_m) * (n // c.block_n))
+    """The tile ``matmul_plan`` picks for a product that is not split."""
+    plan = matmul_plan(m, n, k, batch, split=False)
+    return plan[0] if plan is not None else None
+
+
+PLANNED_TILE = "matmul_tile"
+"""Attribute ``split-matmul-k`` leaves for ``register-tile``: ``array<i64: TM, TN, Tm, Tn,
+BK>``."""
+
+
+def planned_tile_of(kernel: tile.KernelOp) -> MatmulTile | None:
+    attr = kernel.attributes.get(PLANNED_TILE)
+    if isinstance(attr, DenseArrayBase):
+        return MatmulTile(*(int(v) for v in attr.get_values()))
+    return None
+
+
+def planned_tile_attr(choice: MatmulTile) -> DenseArrayBase:
+    return DenseArrayBase.from_list(
+        i64, [choice.tm, choice.tn, choice.threads_m, choice.threads_n, choice.bk]
+    )
 
 
 def block_tile_of(kernel: tile.KernelOp) -> tuple[int, int, int] | None:

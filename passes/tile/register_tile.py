@@ -91,6 +91,7 @@ from deplodock.passes.tile.matmul_tile import (
     MatmulTile,
     block_tile_attr,
     matmul_tile,
+    planned_tile_of,
 )
 
 ATTRIBUTE = "register_tile"
@@ -121,7 +122,7 @@ def _depends_on(value: SSAValue, axis: SSAValue, memo: dict[SSAValue, bool]) -> 
     return found
 
 
-def _reused_across(reduces: list[loop.ForOp], axis: SSAValue) -> bool:
+def shares_loads_across(reduces: list[loop.ForOp], axis: SSAValue) -> bool:
     """Whether some load of a reduce loop does not depend on ``axis``: copies of the axis
     would share it (``w[k, n]`` across the rows ``m``)."""
     memo: dict[SSAValue, bool] = {}
@@ -162,19 +163,19 @@ def tile_factors(
     (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
     choice = None
     if tm == 0 and tn == 0:
-        if not (_reused_across(reduces, m) and _reused_across(reduces, n)):
+        if not (shares_loads_across(reduces, m) and shares_loads_across(reduces, n)):
             return None
         batch = 1
         for _, extent, _ in axes[:-2]:
             batch *= extent
         k_extent = max(r.extent for r in reduces)
-        choice = matmul_tile(m_extent, n_extent, k_extent, batch)
+        choice = planned_tile_of(kernel) or matmul_tile(m_extent, n_extent, k_extent, batch)
         if choice is None:
             return None
         tm, tn = choice.tm, choice.tn
     factors = (
-        _factor(m_extent, tm, _reused_across(reduces, m)),
-        _factor(n_extent, tn, _reused_across(reduces, n)),
+        _factor(m_extent, tm, shares_loads_across(reduces, m)),
+        _factor(n_extent, tn, shares_loads_across(reduces, n)),
     )
     return (*factors, choice) if factors != (1, 1) else None
 
