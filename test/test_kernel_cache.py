@@ -107,24 +107,37 @@ def test_a_unit_compiles_to_the_cubin_of_its_first_kernels_own_source():
     assert unit.compiled.cubin == nvrtc.compile_cuda(SOURCES["k_scale"]).cubin
 
 
-def test_normalising_renames_parameters_but_not_members_or_strings():
+def test_normalising_renames_declared_names_but_not_members_builtins_or_strings():
     template = textwrap.dedent(
         """\
-        extern "C" __global__ void __launch_bounds__(32) {k}(
+        __device__ __forceinline__ float helper(float a) {{ return a; }}
+        extern "C" __global__ void __launch_bounds__(32, 1) {k}(
             const float4* __restrict__ w,
             float* __restrict__ {o}) {{
+          __shared__ __align__(16) float {o}_smem[32];
           const float4 v = w[threadIdx.x];
-          {o}[threadIdx.x] = v.w + v.x;  // w
+          {o}_smem[threadIdx.x] = v.w;  // {o}_smem holds w's last lane
+          __syncthreads();
+          float {o}_acc = 0.0f;
+          for (int {o}_j = 0; {o}_j < 32; ++{o}_j) {{
+            {o}_acc = {o}_acc + helper({o}_smem[{o}_j]);
+          }}
+          {o}[threadIdx.x] = {o}_acc + v.x;
           asm volatile("// w out" ::);
         }}
         """
     )
     text = normalise_kernel("k_w", template.format(k="k_w", o="out"))
-    assert "void __launch_bounds__(32) @KERNEL@(" in text
+    assert "void __launch_bounds__(32, 1) @KERNEL@(" in text
     assert "const float4* __restrict__ _P0" in text and "float* __restrict__ _P1" in text
-    assert "_P0[threadIdx.x]" in text and "v.w + v.x" in text
-    assert '"// w out"' in text
+    assert "float _P2[32];" in text and "const float4 _P3 = _P0[threadIdx.x];" in text
+    assert "for (int _P5 = 0; _P5 < 32; ++_P5)" in text and "helper(_P2[_P5])" in text
+    assert "_P3.w" in text and "_P3.x" in text and '"// w out"' in text
+    assert "float helper(float a)" in text  # the helpers before the kernel are kept as is
     assert normalise_kernel("k_w_7", template.format(k="k_w_7", o="o_b")) == text
+    sources = {k: template.format(k=k, o=o) for k, o in [("k_w", "out"), ("k_w_7", "o_b")]}
+    (unit,) = compile_kernels(sources, cache=False).units
+    assert unit.compiled.cubin == nvrtc.compile_cuda(sources["k_w"]).cubin
 
 
 def test_two_processes_compiling_into_one_empty_cache_both_succeed(tmp_path):

@@ -227,7 +227,7 @@ def _cubin(prog: object) -> bytes:
 
 KERNEL_PLACEHOLDER = "@KERNEL@"
 """Stands for the kernel's name in a normalised source (not C: it is replaced before NVRTC)."""
-_PARAMETER = "_P{}"  # the parameters' names in a normalised source
+_LOCAL = "_P{}"  # the names the kernel declares (parameters first), in a normalised source
 
 _SIGNATURE = re.compile(
     r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(([^)]*)\)\s*\{'
@@ -237,31 +237,47 @@ _SIGNATURE = re.compile(
 _TOKEN = re.compile(
     r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|(?<![\w.])(?<!->)(?<!::)[A-Za-z_]\w*'
 )
+_LITERAL_OR_COMMENT = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/', re.DOTALL
+)
+# A declaration: a type's last word, then the declared name, then ``=``, ``[`` or ``;``
+# (``const float4 v =``, ``__shared__ __align__(16) float slab[544];``, ``for (int j =``).
+_DECLARATION = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*(?:=|\[|;)")
+_NOT_TYPES = frozenset("return else case goto do typedef sizeof new delete throw".split())
 
 
 def normalise_kernel(name: str, source: str) -> str:
     """``source`` (one kernel ``name`` and what it needs) with the kernel's name replaced by
-    ``KERNEL_PLACEHOLDER`` and its parameters renamed ``_P0``, ``_P1``, ... in order.
+    ``KERNEL_PLACEHOLDER`` and every name the kernel declares (its parameters, then its
+    locals and shared arrays, in order) renamed ``_P0``, ``_P1``, ...
 
     Kernels of a program that differ only in names (every decoder layer's q projection,
-    each reading its own weight) then read the same and compile once. Renaming is
-    confined to the kernel function, skips string literals, members and qualified names,
-    and is skipped (only the kernel's name replaced) when the signature is not the
-    emitter's or a ``_P<n>`` name is already taken. Parameter names do not reach the
-    cubin: an ``extern "C"`` kernel's ABI is its name and its parameters' types.
+    each reading its own weight and staging it in a slab named after it) then read the
+    same and compile once. The renaming is consistent and confined to the kernel
+    function; it skips string literals (inline PTX), members (``v.w``) and qualified
+    names, and is left out (only the kernel's name replaced) when the signature is not
+    the emitter's or a ``_P<n>`` name is already taken. Names do not reach the cubin (no
+    debug info; an ``extern "C"`` kernel's ABI is its name and its parameters' types), so
+    the unit's cubin is the one its kernels' own sources give. A declaration this misses
+    only costs sharing; a name it wrongly takes for a local and that NVRTC then misses
+    fails the unit, which ``compile_kernels`` then compiles from the kernel's own source.
     """
     match = next((m for m in _SIGNATURE.finditer(source) if m.group(1) == name), None)
     if match is None:
         return re.sub(rf"(?<![\w.]){re.escape(name)}\b", KERNEL_PLACEHOLDER, source)
-    params = [re.findall(r"\w+", p)[-1] for p in match.group(2).split(",") if p.strip()]
+    start = match.start()
     renames = {name: KERNEL_PLACEHOLDER}
     if not re.search(r"\b_P\d+\b", source):
-        renames.update((p, _PARAMETER.format(i)) for i, p in enumerate(params))
+        declared = [re.findall(r"\w+", p)[-1] for p in match.group(2).split(",") if p.strip()]
+        code = _LITERAL_OR_COMMENT.sub(" ", source[match.end() :])
+        declared += [m[2] for m in _DECLARATION.finditer(code) if m[1] not in _NOT_TYPES]
+        for local in dict.fromkeys(declared):  # first declarations, in order
+            if local not in renames:
+                renames[local] = _LOCAL.format(len(renames) - 1)
 
     def rename(token: re.Match[str]) -> str:
         return renames.get(token.group(0), token.group(0))
 
-    start = match.start()
     return source[:start] + _TOKEN.sub(rename, source[start:])
 
 
