@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
+    AffineMapAttr,
     ArrayAttr,
     IndexType,
     IntAttr,
@@ -33,6 +34,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -67,6 +69,12 @@ from deplodock.dialects.access import (
     print_kernel_name,
     print_signature,
     verify_signature,
+)
+from deplodock.dialects.affine_syntax import (
+    check_in_bounds,
+    index_map_for,
+    parse_indices,
+    print_indices,
 )
 from deplodock.dialects.loop import (
     kinds_attr,
@@ -520,6 +528,160 @@ class StoreOp(StoreBase):
     traits = traits_def(MemoryWriteEffect())
 
 
+@irdl_op_definition
+class CpAsyncOp(IRDLOperation):
+    """``kernel.cp_async %x_b[..] -> %x_smem[..] : memref<..> -> memref<..>``
+
+    One element copied from global to shared memory in the background (``cp.async``,
+    sm_80+): the copy joins the thread's open *group*, which ``kernel.cp_async_commit``
+    closes; ``kernel.cp_async_wait N`` waits until at most N of the thread's groups are in
+    flight. Until then the element must not be read, and other threads see it only after a
+    barrier that follows the wait. Both indices are over one operand list.
+    """
+
+    name = "kernel.cp_async"
+    source = operand_def(MemRefType)
+    target = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    source_map = prop_def(AffineMapAttr)
+    target_map = prop_def(AffineMapAttr)
+
+    def __init__(
+        self,
+        source: SSAValue,
+        source_map: AffineMap,
+        target: SSAValue,
+        target_map: AffineMap,
+        indices: Sequence[SSAValue],
+    ):
+        both = AffineMap(len(indices), 0, (*source_map.results, *target_map.results))
+        both, operands = index_map_for(both, indices)
+        rank = len(source_map.results)
+        super().__init__(
+            operands=[source, target, operands],
+            properties={
+                "source_map": AffineMapAttr(AffineMap(both.num_dims, 0, both.results[:rank])),
+                "target_map": AffineMapAttr(AffineMap(both.num_dims, 0, both.results[rank:])),
+            },
+        )
+
+    @property
+    def buffer(self) -> SSAValue:
+        """The global buffer read (as a load names it in the interpreters' messages)."""
+        return self.source
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.target.type
+        assert isinstance(src, MemRefType) and isinstance(dst, MemRefType)
+        if src.element_type != dst.element_type:
+            raise VerifyException("kernel.cp_async: copies between buffers of different elements")
+        if not isinstance(self.target.owner, SharedOp):
+            raise VerifyException("kernel.cp_async: the target must be a kernel.shared array")
+        check_in_bounds(self.name, self.source_map.data, self.indices, src.get_shape())
+        check_in_bounds(self.name, self.target_map.data, self.indices, dst.get_shape())
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.source)
+        print_indices(printer, self.source_map.data, self.indices)
+        printer.print_string(" -> ")
+        printer.print_ssa_value(self.target)
+        print_indices(printer, self.target_map.data, self.indices)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.target.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CpAsyncOp:
+        source = parser.parse_unresolved_operand()
+        source_map, source_operands = parse_indices(parser)
+        parser.parse_punctuation("->")
+        target = parser.parse_unresolved_operand()
+        target_map, target_operands = parse_indices(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        src_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        dst_type = parser.parse_type()
+        src, dst = parser.resolve_operands([source, target], [src_type, dst_type], parser.pos)
+        src_indices = [parser.resolve_operand(o, IndexType()) for o in source_operands]
+        dst_indices = [parser.resolve_operand(o, IndexType()) for o in target_operands]
+        shift = [AffineExpr.dimension(len(src_indices) + i) for i in range(len(dst_indices))]
+        moved = tuple(r.replace_dims_and_symbols(shift, []) for r in target_map.results)
+        op = cls(
+            src,
+            AffineMap(len(src_indices) + len(dst_indices), 0, source_map.results),
+            dst,
+            AffineMap(len(src_indices) + len(dst_indices), 0, moved),
+            [*src_indices, *dst_indices],
+        )
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class CpAsyncCommitOp(IRDLOperation):
+    """``kernel.cp_async_commit``: close the thread's open group of ``kernel.cp_async``."""
+
+    name = "kernel.cp_async_commit"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class CpAsyncWaitOp(IRDLOperation):
+    """``kernel.cp_async_wait 1``: wait until at most N committed groups are in flight.
+
+    The verifier holds that every ``kernel.cp_async`` before it (in program order) was
+    committed: a copy left in the open group is never waited for by this wait, which is a
+    schedule bug, not a choice."""
+
+    name = "kernel.cp_async_wait"
+    pending = prop_def(IntAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, pending: int):
+        super().__init__(properties={"pending": IntAttr(pending)})
+
+    def verify_(self) -> None:
+        if self.pending.data < 0:
+            raise VerifyException("kernel.cp_async_wait: the pending count must not be negative")
+        kernel = enclosing_kernel(self)
+        if kernel is None:
+            raise VerifyException("kernel.cp_async_wait: only meaningful inside a kernel.kernel")
+        open_copies, committed = 0, 0
+        for op in kernel.walk():
+            if op is self:
+                break
+            if isinstance(op, CpAsyncOp):
+                open_copies += 1
+            elif isinstance(op, CpAsyncCommitOp):
+                committed += 1
+                open_copies = 0
+        if open_copies:
+            raise VerifyException(
+                "kernel.cp_async_wait: cp.async copies before it are not committed "
+                "(kernel.cp_async_commit closes their group; a wait never covers an open group)"
+            )
+        if not committed:
+            raise VerifyException("kernel.cp_async_wait: no committed cp.async group to wait for")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.pending.data}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CpAsyncWaitOp:
+        op = cls(parser.parse_integer())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+
 Kernel = Dialect(
     "kernel",
     [
@@ -533,5 +695,8 @@ Kernel = Dialect(
         YieldOp,
         LoadOp,
         StoreOp,
+        CpAsyncOp,
+        CpAsyncCommitOp,
+        CpAsyncWaitOp,
     ],
 )

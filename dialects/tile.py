@@ -424,6 +424,12 @@ class StageOp(IRDLOperation):
         %xs = tile.stage %x_b[0, %m0, %k0] box [128, 8] transpose pad 4
                 : memref<1x128x2048xf32> -> memref<8x132xf32>
 
+    ``buffers 2`` (``double-buffer``) keeps two copies, chunk ``k`` in copy ``k % 2``, and
+    ``async`` (``async-copy``) fills it with ``cp.async``: a ``pipeline`` K loop
+    (``pipeline-k-outer``) then copies chunk ``k + 1`` while it computes chunk ``k``. The
+    tile level's meaning is unchanged (the slab at this iteration's origin); materialize
+    spells the rotation out.
+
     ``box`` gives the slab's extents in the source's order when the stored layout differs
     from it: ``transpose`` (rank 2) stores ``s[j1, j0] = x[.., o + j0, o' + j1]``, so
     threads that walk the source's second-to-last dimension read consecutive shared
@@ -445,6 +451,8 @@ class StageOp(IRDLOperation):
     box = opt_prop_def(ArrayAttr[IntAttr])  # the slab's extents in source order
     transpose = opt_prop_def(UnitAttr)
     pad = opt_prop_def(IntAttr)
+    buffers = opt_prop_def(IntAttr)  # double-buffer: copies of the slab, chunk k in k % 2
+    async_ = opt_prop_def(UnitAttr, prop_name="async")  # async-copy: filled by cp.async
     result = result_def(MemRefType)
 
     def __init__(
@@ -494,9 +502,18 @@ class StageOp(IRDLOperation):
     def padding(self) -> int:
         return self.pad.data if self.pad is not None else 0
 
+    @property
+    def buffer_count(self) -> int:
+        return self.buffers.data if self.buffers is not None else 1
+
+    @property
+    def is_async(self) -> bool:
+        return self.async_ is not None
+
     def size_bytes(self) -> int:
+        """Shared memory the slab takes, every buffer of it."""
         assert isinstance(self.result.type, MemRefType)
-        return memref_bytes(self.result.type)
+        return memref_bytes(self.result.type) * self.buffer_count
 
     def stored_index(self, box_index: Sequence[Any]) -> list[Any]:
         """Index into the stored array of the box element ``box_index``."""
@@ -539,6 +556,12 @@ class StageOp(IRDLOperation):
                 "tile.stage: stages sit at the top level of a tile.kernel or of a loop.for "
                 "there"
             )
+        if loop_ is None and (self.buffer_count != 1 or self.is_async):
+            raise VerifyException(
+                "tile.stage: only a stage refilled in a loop is multi-buffered or async"
+            )
+        if self.buffer_count not in (1, 2):
+            raise VerifyException(f"tile.stage: buffers {self.buffer_count} must be 1 or 2")
         if self.source not in kernel.input_buffers:
             raise VerifyException("tile.stage: only an input buffer of the kernel is staged")
         for value in self.indices:
@@ -576,6 +599,10 @@ class StageOp(IRDLOperation):
             printer.print_string(" transpose")
         if self.pad is not None:
             printer.print_string(f" pad {self.padding}")
+        if self.buffers is not None:
+            printer.print_string(f" buffers {self.buffer_count}")
+        if self.is_async:
+            printer.print_string(" async")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
@@ -596,6 +623,10 @@ class StageOp(IRDLOperation):
             properties["transpose"] = UnitAttr()
         if parser.parse_optional_keyword("pad") is not None:
             properties["pad"] = IntAttr(parser.parse_integer())
+        if parser.parse_optional_keyword("buffers") is not None:
+            properties["buffers"] = IntAttr(parser.parse_integer())
+        if parser.parse_optional_keyword("async") is not None:
+            properties["async"] = UnitAttr()
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
 
 from deplodock.backends.cuda.emit import emit_cuda
 from deplodock.dialects import kernel, loop, make_context, tile
@@ -200,23 +201,63 @@ def test_permuted_columns_are_float4_strips() -> None:
 
 
 @pytest.mark.parametrize("name", list(CORPUS))
-def test_two_barriers_per_k_chunk(name: str) -> None:
-    """One barrier before the refill (the last chunk's readers are done), one after."""
+def test_pipelined_k_loop(name: str) -> None:
+    """Chunk 0 is copied before the loop; each iteration copies the next chunk behind a
+    guard, commits, waits for all but that group, and computes between two barriers."""
     (kern,) = _matmul_kernels(stages(name).texts["materialize"], kernel.KernelOp)
-    for k_outer in [op for op in kern.body.block.ops if isinstance(op, kernel.ForOp)]:
-        barriers = [op for op in k_outer.body.block.ops if isinstance(op, kernel.BarrierOp)]
-        assert len(barriers) == 2
+    top = list(kern.body.block.ops)
+    k_outer = [op for op in top if isinstance(op, kernel.ForOp) and op.kinds]
+    assert k_outer
+    for loop_op in k_outer:
+        before = top[: top.index(loop_op)]
+        assert isinstance(before[-2], kernel.CpAsyncCommitOp)  # the prologue's group
+        kinds = [type(op) for op in loop_op.body.block.ops]
+        i = kinds.index(kernel.CpAsyncCommitOp)
+        assert kinds[i : i + 3] == [kernel.CpAsyncCommitOp, kernel.CpAsyncWaitOp, kernel.BarrierOp]
+        assert kinds[-2:] == [kernel.BarrierOp, kernel.YieldOp]
+        assert kinds.count(kernel.BarrierOp) == 2
+        (wait,) = [op for op in loop_op.body.block.ops if isinstance(op, kernel.CpAsyncWaitOp)]
+        assert wait.pending.data == 1
+
+
+def _broken(text: str, old: str, new: str) -> ModuleOp:
+    assert old in text
+    return _parse(text.replace(old, new, 1))
+
+
+def test_race_checker_catches_an_early_wait() -> None:
+    """Waiting for all but two groups leaves the chunk being computed in flight."""
+    got = stages("linear")
+    text = got.texts["materialize"]
+    early = _broken(text, "kernel.cp_async_wait 1", "kernel.cp_async_wait 2")
+    with pytest.raises(SharedMemoryRace, match="still in flight"):
+        run_forward(early, got.inputs, blocks=[0])
 
 
 def test_race_checker_catches_a_missing_barrier() -> None:
-    """Without the barrier before a refill, a fast warp overwrites the chunk a slow warp is
-    still reading: the kernel interpreter names the race."""
+    """Without the barrier after the wait, a warp reads what another warp's copy wrote;
+    without the trailing one, the next copy overwrites what a slow warp still reads."""
     got = stages("linear")
     text = got.texts["materialize"]
-    barrier = text.index("kernel.barrier")  # the first: before the first refill
-    broken = text[:barrier] + text[barrier + len("kernel.barrier") :]
+    lines = text.splitlines()
+    wait = next(i for i, line in enumerate(lines) if "kernel.cp_async_wait 1" in line)
+    assert lines[wait + 1].strip() == "kernel.barrier"
+    after_wait = _parse("\n".join(lines[: wait + 1] + lines[wait + 2 :]))
     with pytest.raises(SharedMemoryRace, match="race"):
-        run_forward(_parse(broken), got.inputs, blocks=[0])
+        run_forward(after_wait, got.inputs, blocks=[0])
+    loop_end = max(i for i, line in enumerate(lines) if line.strip() == "kernel.barrier")
+    trailing = _parse("\n".join(lines[:loop_end] + lines[loop_end + 1 :]))
+    with pytest.raises(SharedMemoryRace, match="race"):
+        run_forward(trailing, got.inputs, blocks=[0])
+
+
+def test_verifier_refuses_a_wait_on_an_open_group() -> None:
+    """Drop the loop's commit: its wait would follow copies no group holds."""
+    text = stages("linear").texts["materialize"]
+    in_loop = text.index("kernel.cp_async_commit", text.index("scf.if"))
+    uncommitted = text[:in_loop] + text[in_loop + len("kernel.cp_async_commit") :]
+    with pytest.raises(VerifyException, match="not committed"):
+        _parse(uncommitted).verify()
 
 
 def test_split_k() -> None:

@@ -1,8 +1,9 @@
 """The lowering pipeline: which passes take a program from one level to the next.
 
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
-          ──tileify, split-matmul-k, register-tile, chunk-matmul-k, chunk-reduce, cooperative-reduce,
-            vectorize, blockify-launch, permute-register-tile, stage-inputs, pad-smem,
+          ──tileify, split-matmul-k, register-tile, chunk-matmul-k, chunk-reduce,
+            cooperative-reduce, vectorize, blockify-launch, permute-register-tile,
+            stage-inputs, pad-smem, double-buffer, async-copy, pipeline-k-outer,
             mark-unroll──▶ tile
           ──materialize──▶ kernel
           ──emit──▶ cuda
@@ -42,6 +43,9 @@ PASSES_TO: dict[str, tuple[str, ...]] = {
         "permute-register-tile",
         "stage-inputs",
         "pad-smem",
+        "double-buffer",
+        "async-copy",
+        "pipeline-k-outer",
         "mark-unroll",
     ),
     "kernel": ("materialize",),

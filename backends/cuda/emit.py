@@ -28,6 +28,8 @@ operands), so loads can take the read-only path. The walk is one-to-one:
   memref's shape and computed in ``long long`` only when the buffer has 2^31 or more
   elements. ``floordiv``/``mod`` print as ``/``/``%``, exact because indices are never
   negative.
+* ``kernel.cp_async`` / ``_commit`` / ``_wait N`` → the PTX ``cp.async.ca.shared.global``
+  (4 bytes), ``cp.async.commit_group`` and ``cp.async.wait_group N`` in inline asm.
 * ``scf.if`` → ``if``; ``kernel.barrier`` → ``__syncthreads()``; ``kernel.shfl_xor`` →
   ``__shfl_xor_sync(0xffffffff, v, offset)``; ``kernel.shared`` → ``__shared__ T name[N]``.
 
@@ -548,6 +550,21 @@ class _KernelEmitter:
             for value, name in zip(values, names, strict=True)
         ]
 
+    def cp_async(self, op: kernel.CpAsyncOp) -> None:
+        """4 bytes, L1-cached (``.ca``): the only size a transposed slab's scatter allows."""
+        target = self.access(op.target, op.target_map.data, op.indices)
+        source = self.access(op.source, op.source_map.data, op.indices)
+        self.line(
+            'asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\\n" :: '
+            f'"r"((unsigned)__cvta_generic_to_shared(&{target})), "l"(&{source}) : "memory");'
+        )
+
+    def cp_async_commit(self, op: kernel.CpAsyncCommitOp) -> None:
+        self.line('asm volatile("cp.async.commit_group;\\n" ::: "memory");')
+
+    def cp_async_wait(self, op: kernel.CpAsyncWaitOp) -> None:
+        self.line(f'asm volatile("cp.async.wait_group {op.pending.data};\\n" ::: "memory");')
+
     def load(self, op: kernel.LoadOp) -> None:
         self.define(op.result, self.access(op.buffer, op.map.data, op.indices))
 
@@ -809,6 +826,9 @@ _HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = 
     kernel.BarrierOp: _KernelEmitter.barrier,
     kernel.ShflXorOp: _KernelEmitter.shfl_xor,
     kernel.LoadOp: _KernelEmitter.load,
+    kernel.CpAsyncOp: _KernelEmitter.cp_async,
+    kernel.CpAsyncCommitOp: _KernelEmitter.cp_async_commit,
+    kernel.CpAsyncWaitOp: _KernelEmitter.cp_async_wait,
     kernel.StoreOp: _KernelEmitter.store,
     kernel.ForOp: _KernelEmitter.for_,
     affine.ApplyOp: _KernelEmitter.apply,

@@ -29,6 +29,11 @@ Hardware primitives
   together, and the source lane must exist (a block of 48 threads has a half warp);
   anything else is undefined on the GPU and a ``Divergence`` error here.
 * ``kernel.for`` from a thread-dependent start gives each lane its own trip count.
+* ``kernel.cp_async``: the source is read when the copy is issued (inputs are read-only),
+  the data is held in the block's open group; ``kernel.cp_async_commit`` closes the group
+  and ``kernel.cp_async_wait N`` lands every committed group but the newest N, as writes
+  by the issuing threads at that moment (so other warps may read them only after a
+  barrier, as on the GPU).
 
 The race checker: epochs
 ------------------------
@@ -42,7 +47,9 @@ and, for the epoch of its latest reads, one reading thread (and op) per warp. Th
 * one store op whose lanes write *different* values to one element (which wins is
   undefined),
 
-raise ``SharedMemoryRace``, naming the op (as it prints in its kernel, with its line), the
+or an access to an element a ``kernel.cp_async`` is still copying to (issued and not yet
+covered by a ``kernel.cp_async_wait``: the data may land at any moment between) raise
+``SharedMemoryRace``, naming the op (as it prints in its kernel, with its line), the
 shared array, the element, the block and both threads (and the earlier access's op). A
 read of an element no thread has written yet is ``UninitializedRead``; an index outside the
 array is ``OutOfBounds``, as for global memory.
@@ -217,6 +224,7 @@ class SharedArray:
         self.r_epoch = np.full((blocks, size), -1, np.int64)
         self.r_thread = np.full((blocks, size, warps), -1, np.int64)
         self.r_op = np.full((blocks, size, warps), -1, np.int64)
+        self.in_flight = np.full((blocks, size), -1, np.int64)  # thread of a pending cp.async
 
     def flat(self, indices: Sequence[np.ndarray]) -> Any:
         total: Any = 0
@@ -243,6 +251,8 @@ class BlockSimt(Simt):
         self.output_of = {id(a): i for i, a in enumerate(outputs)}
         self.ops: list[Operation] = []
         self._op_ids: dict[int, int] = {}
+        self.open_copies: list[PendingCopy] = []  # cp.async not yet committed
+        self.copy_groups: list[list[PendingCopy]] = []  # committed, in flight, oldest first
 
     def op_id(self, op: Operation) -> int:
         if id(op) not in self._op_ids:
@@ -286,9 +296,35 @@ def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return equal
 
 
+@dataclass
+class PendingCopy:
+    """The lanes of one ``kernel.cp_async`` whose data has not landed yet."""
+
+    op: Operation
+    shared: SharedArray
+    b: np.ndarray
+    t: np.ndarray
+    e: np.ndarray
+    v: np.ndarray
+
+
+def _check_in_flight(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e, what) -> None:
+    """A shared element with a cp.async in flight may be neither read nor written."""
+    pending = shared.in_flight[b, e]
+    if (pending >= 0).any():
+        i = int(np.argmax(pending >= 0))
+        raise SharedMemoryRace(
+            f"{op_text(op)}: shared-memory race in {state.lanes.block(b[i])} on "
+            f"{shared.element(e[i])}: {state.lanes.thread(t[i])} {what} it while "
+            f"{state.lanes.thread(pending[i])}'s cp.async to it is still in flight (no "
+            "kernel.cp_async_wait covers it yet)"
+        )
+
+
 def check_read(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e) -> None:
     """Raise on a read of an unwritten element or one another warp wrote this epoch;
     then record the readers."""
+    _check_in_flight(op, state, shared, b, t, e, "reads")
     epoch = state.epoch[b]
     written = shared.w_epoch[b, e]
     never = written < 0
@@ -321,9 +357,13 @@ def check_read(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e) ->
     shared.r_op[b, e, t // WARP] = state.op_id(op)
 
 
-def check_write(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e, v) -> None:
+def check_write(
+    op: Operation, state: BlockSimt, shared: SharedArray, b, t, e, v, write: bool = True
+) -> None:
     """Raise on a write that races with a write or read of another warp this epoch, or
-    with another lane of the same store writing a different value."""
+    with another lane of the same store writing a different value; then write (unless
+    ``write`` is False: a cp.async checked when issued, written when waited for)."""
+    _check_in_flight(op, state, shared, b, t, e, "writes")
     epoch, warp = state.epoch[b], t // WARP
     key = b * shared.data.shape[1] + e
     order = np.argsort(key, kind="stable")
@@ -379,6 +419,8 @@ def check_write(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e, v
             "read it",
             shared.r_op[b[i], e[i], w],
         )
+    if not write:
+        return
     shared.data[b, e] = v
     shared.w_epoch[b, e] = epoch
     shared.w_thread[b, e] = t
@@ -486,6 +528,41 @@ class KernelBodyFunctions(SimtFunctions):
         values = state.full(np.asarray(value).astype(buffer.data.dtype, copy=False))
         b, t = state.active_lanes()
         check_write(op, state, buffer, b, t, flat[b, t], values[b, t])
+        return ()
+
+    @impl(kernel.CpAsyncOp)
+    def run_cp_async(self, interpreter: Interpreter, op: kernel.CpAsyncOp, args: tuple):
+        """Read the source now (it is read-only), check the target as a write now, and
+        hold the data in the thread's open group until a wait lands it."""
+        source, target, indices = args[0], args[1], args[2:]
+        state = self.state
+        values = gather(op, state, source, eval_map(op.source_map.data, indices))
+        target_indices = eval_map(op.target_map.data, indices)
+        arrays = checked_indices(op, state, f'"{target.name}"', target.shape, target_indices)
+        flat = state.full(target.flat(arrays))
+        full = state.full(np.asarray(values).astype(target.data.dtype, copy=False))
+        b, t = state.active_lanes()
+        e, v = flat[b, t], full[b, t]
+        check_write(op, state, target, b, t, e, v, write=False)
+        target.in_flight[b, e] = t
+        state.open_copies.append(PendingCopy(op, target, b, t, e, v))
+        return ()
+
+    @impl(kernel.CpAsyncCommitOp)
+    def run_commit(self, interpreter: Interpreter, op: kernel.CpAsyncCommitOp, args: tuple):
+        self.state.copy_groups.append(self.state.open_copies)
+        self.state.open_copies = []
+        return ()
+
+    @impl(kernel.CpAsyncWaitOp)
+    def run_wait(self, interpreter: Interpreter, op: kernel.CpAsyncWaitOp, args: tuple):
+        """Land every committed group but the newest ``pending``: the copies become the
+        issuing threads' writes now (other warps see them after the next barrier)."""
+        state = self.state
+        while len(state.copy_groups) > op.pending.data:
+            for copy in state.copy_groups.pop(0):
+                copy.shared.in_flight[copy.b, copy.e] = -1
+                check_write(copy.op, state, copy.shared, copy.b, copy.t, copy.e, copy.v)
         return ()
 
     @impl_terminator(kernel.YieldOp)

@@ -45,7 +45,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     IndexType,
-    IntAttr,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -64,13 +63,12 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import kernel, loop, tile
-from deplodock.dialects.access import vector_access
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import combine_op
 from deplodock.dialects.tile import WARP
+from deplodock.passes.kernel.stage_fills import fill_loop, lower_buffered
+from deplodock.passes.tile.pipeline_k_outer import is_pipelined
 
-FILL_VECTOR = 4
-"""A staging fill copies 16 bytes per thread and step where the slab and source allow."""
 MAX_GRID_X = 2**31 - 1
 _D0 = AffineExpr.dimension(0)
 
@@ -311,6 +309,15 @@ class MaterializeKernel(RewritePattern):
         for child in list(old_block.ops):
             child.detach()
             new_block.add_op(child)
+        for for_op in [o for o in new_block.ops if isinstance(o, loop.ForOp)]:
+            buffered = [
+                s
+                for s in for_op.body.block.ops
+                if isinstance(s, tile.StageOp) and s.buffer_count == 2
+            ]
+            if buffered and tid is not None:
+                pipelined = is_pipelined(for_op) and all(s.is_async for s in buffered)
+                lower_buffered(for_op, buffered, tid, threads, pipelined, rewriter)
         stages = [o for o in new_block.walk() if isinstance(o, tile.StageOp)]
         # Adjacent stages share their barriers: one before the first fill, one after the last.
         runs = [
@@ -320,17 +327,6 @@ class MaterializeKernel(RewritePattern):
         for stage, (first, last) in zip(stages, runs, strict=True):
             _lower_stage(stage, tid, threads, rewriter, first, last)
         rewriter.replace(op, new)
-
-
-def _slab_indices(shape: tuple[int, ...], flat: AffineExpr) -> list[AffineExpr]:
-    """Row-major indices of flat element ``flat`` of an array of ``shape``."""
-    out: list[AffineExpr] = []
-    stride = _product(shape)
-    for i, extent in enumerate(shape):
-        stride //= extent
-        expr = flat if stride == 1 else flat // stride
-        out.append(expr if i == 0 else expr % extent)
-    return out
 
 
 def _lower_stage(
@@ -349,7 +345,6 @@ def _lower_stage(
     name = stage.result.name_hint or "slab"
     slab = stage.result.type
     assert isinstance(slab, MemRefType)
-    shape = stage.box_shape
     shared = kernel.SharedOp(name, slab)
     shared.result.name_hint = name
     ops: list[Operation] = []
@@ -366,36 +361,7 @@ def _lower_stage(
         zero = _index(0, "c0")
         ops.append(zero)
         tid = zero.result
-    fill = kernel.ForOp(tid, _product(shape), threads)
-    fill.induction_var.name_hint = f"{name}_flat"
-    origin = stage.map.data
-    flat = AffineExpr.dimension(origin.num_dims)
-    inner = _slab_indices(shape, flat)
-    lead = len(origin.results) - len(shape)
-    source_index = [
-        *origin.results[:lead],
-        *(o + i for o, i in zip(origin.results[lead:], inner, strict=True)),
-    ]
-    load = kernel.LoadOp(
-        stage.source,
-        AffineMap(origin.num_dims + 1, 0, tuple(source_index)),
-        [*stage.indices, fill.induction_var],
-    )
-    load.result.name_hint = f"{name}_v"
-    store = kernel.StoreOp(
-        load.result,
-        shared.result,
-        AffineMap(1, 0, tuple(stage.stored_index(_slab_indices(shape, _D0)))),
-        [fill.induction_var],
-    )
-    fill.body.block.add_ops([load, store])
-    # Four elements a thread when the source reads 16 bytes at a time; a transposed
-    # slab's stores go to four rows, one element each.
-    wide = (load,) if stage.is_transposed else (load, store)
-    if fill.upper.data % FILL_VECTOR == 0 and all(
-        vector_access(access, fill, FILL_VECTOR) for access in wide
-    ):
-        fill.vector = IntAttr(FILL_VECTOR)
+    fill = fill_loop(stage, shared.result, list(stage.indices), None, tid, threads, False)
     ops += [fill, kernel.BarrierOp()] if last else [fill]
     rewriter.replace(stage, ops, [shared.result])
 

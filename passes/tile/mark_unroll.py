@@ -4,7 +4,8 @@ A loop whose per-thread trip count is a small constant (a strided loop over a ro
 block covers in a few steps, an inner loop of a few elements) costs a compare and a branch
 per iteration and hides independent loads from the scheduler; unrolled, its iterations'
 loads issue back to back. Long loops stay rolled: unrolling them only grows the code and
-the register pressure. The decision is ``unroll_count``; ``max_trips`` overrides its bound.
+the register pressure, and so does a matmul's K-outer loop (it refills slabs: each
+iteration is a whole chunk). The decision is ``unroll_count``; ``max_trips`` overrides its bound.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class MarkUnroll(ModulePass):
                     continue
                 if candidate.unroll is not None:
                     continue  # decided before (or by hand): idempotent
+                if any(isinstance(o, tile.StageOp) for o in candidate.walk()):
+                    continue  # a K-outer loop: its body is a whole chunk, copies and all
                 count = unroll_count(per_thread_trips(candidate), self.max_trips)
                 if count is not None:
                     candidate.unroll = IntAttr(count)

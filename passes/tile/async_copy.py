@@ -1,0 +1,50 @@
+"""``async-copy``: fill double-buffered slabs with ``cp.async`` (sm_80 and later).
+
+A slab filled by ordinary loads and stores holds each thread until its loads return:
+the copy's latency is the block's. ``cp.async`` copies global memory to shared memory
+without passing through registers, in the background, in *groups* a thread commits and
+later waits for. Only a double-buffered slab gains from it (with one copy the block must
+wait for the data before it can use it anyway), so the pass marks those::
+
+    %x_smem = tile.stage %x_b[..] .. buffers 2 : .. -> ..
+    %x_smem = tile.stage %x_b[..] .. buffers 2 async : .. -> ..
+
+Materialize spells an async fill as ``kernel.cp_async`` per element (4 bytes: a transposed
+slab scatters each 16-byte source run over four rows), ``kernel.cp_async_commit`` and
+``kernel.cp_async_wait``. The decision is ``copies_async``: double-buffered, and a target
+of sm_80 or later (``arch``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+from deplodock.dialects import tile
+
+
+def copies_async(stage: tile.StageOp, sm: int) -> bool:
+    """Cost function: a double-buffered slab on a target with cp.async."""
+    return stage.buffer_count == 2 and sm >= 80
+
+
+@dataclass(frozen=True)
+class AsyncCopy(ModulePass):
+    """Mark double-buffered slabs for cp.async fills (see ``copies_async``)."""
+
+    name = "async-copy"
+
+    arch: str = "sm_90"
+    """The target; cp.async needs sm_80 or later."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.arch.startswith("sm_") or not self.arch[3:5].isdigit():
+            raise DiagnosticException(f"async-copy: arch={self.arch!r} is not like sm_90")
+        sm = int(self.arch[3:5])
+        for stage in [s for s in op.walk() if isinstance(s, tile.StageOp)]:
+            if copies_async(stage, sm):
+                stage.async_ = UnitAttr()

@@ -1,0 +1,66 @@
+"""``double-buffer``: keep two copies of each slab a K loop refills, chunk ``k`` in ``k % 2``.
+
+A matmul's K chunk slab (``stage-inputs``) is refilled every iteration of the K-outer
+loop; with one copy the refill must wait until every thread has finished reading the last
+chunk, and the block idles while the copy is in flight. With two, the copy of chunk
+``k + 1`` can go to the other copy while chunk ``k`` is read (``pipeline-k-outer`` does
+that; ``async-copy`` lets the copy run in the background)::
+
+    %x_smem = tile.stage %x_b[..] box [128, 8] transpose pad 4 : .. -> memref<8x132xf32>
+    %x_smem = tile.stage %x_b[..] box [128, 8] transpose pad 4 buffers 2 : .. -> ..
+
+The tile level's meaning is unchanged: a stage is the slab at this iteration's origin.
+The decision is ``buffers_for``: a stage at the top of a loop of at least two iterations,
+while the kernel's slabs, doubled, fit ``max_bytes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntAttr, ModuleOp
+from xdsl.passes import ModulePass
+
+from deplodock.dialects import loop, tile
+
+DEFAULT_MAX_BYTES = 96 * 1024  # two blocks of the largest tiles still share an SM
+
+
+def refilled_stages(kernel: tile.KernelOp) -> list[tuple[loop.ForOp, list[tile.StageOp]]]:
+    """Each top-level loop of ``kernel`` with the stages at the top of its body."""
+    found = []
+    for op in kernel.body.block.ops:
+        if isinstance(op, loop.ForOp):
+            stages = [s for s in op.body.block.ops if isinstance(s, tile.StageOp)]
+            if stages:
+                found.append((op, stages))
+    return found
+
+
+def buffers_for(kernel: tile.KernelOp, for_op: loop.ForOp, max_bytes: int) -> int:
+    """Cost function: 2 when a refilled slab's second copy pays and fits, else 1."""
+    if for_op.extent < 2:
+        return 1
+    total = sum(s.size_bytes() for s in kernel.walk() if isinstance(s, tile.StageOp))
+    extra = sum(s.size_bytes() for s in for_op.body.block.ops if isinstance(s, tile.StageOp))
+    return 2 if total + extra <= max_bytes else 1
+
+
+@dataclass(frozen=True)
+class DoubleBuffer(ModulePass):
+    """Two copies of every slab a loop refills (see ``buffers_for``)."""
+
+    name = "double-buffer"
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    """Shared memory the kernel's slabs may take once doubled."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
+            for for_op, stages in refilled_stages(kernel):
+                if any(s.buffer_count > 1 for s in stages):
+                    continue  # decided before: idempotent
+                if buffers_for(kernel, for_op, self.max_bytes) == 2:
+                    for stage in stages:
+                        stage.buffers = IntAttr(2)
