@@ -49,6 +49,7 @@ class Program:
     tile: tuple[int, int]  # the register tile the schedule must pick
     stages: int  # slabs staged per K chunk
     options: dict = field(default_factory=dict)  # pass name -> options (else the cost model's)
+    pipelined: bool = False  # double-buffered cp.async K loop (the cost model says no today)
 
 
 CORPUS = {
@@ -84,6 +85,27 @@ CORPUS = {
     "split_k": Program(
         "torch.nn.functional.linear(torch.randn(1,32,512), torch.randn(256,512))", (4, 4), 2
     ),
+    # the same schedules with the K loop pipelined (cp.async, two buffers)
+    "linear_pipelined": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,256), torch.randn(512,256))",
+        (4, 4),
+        2,
+        pipelined=True,
+    ),
+    "linear_8x8_pipelined": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,64), torch.randn(256,64))",
+        (8, 8),
+        2,
+        {"register-tile": {"tm": 8, "tn": 8, "threads_m": 16, "threads_n": 16}},
+        pipelined=True,
+    ),
+    "bias_relu_pipelined": Program(
+        "torch.relu(torch.nn.functional.linear(torch.randn(1,64,128), torch.randn(128,128),"
+        " torch.randn(128)))",
+        (4, 4),
+        2,
+        pipelined=True,
+    ),
     # the seed's prologue x + b inside the K loop: b[k] is a slab of its own
     "seed_prologue": Program(
         "torch.relu(torch.matmul(torch.randn(64,128) + torch.randn(128), torch.randn(128,64)))",
@@ -116,8 +138,11 @@ def stages(name: str) -> Stages:
     inputs = [a.numpy().copy() for a in args]
     ctx = make_context()
     texts = {"input": str(module)}
+    options = dict(program.options)
+    if program.pipelined:
+        options["double-buffer"] = {"always": True}
     for pass_name in PASSES:
-        get_pass(pass_name)(**program.options.get(pass_name, {})).apply(ctx, module)
+        get_pass(pass_name)(**options.get(pass_name, {})).apply(ctx, module)
         module.verify()
         texts[pass_name] = str(module)
     expected = run_forward(_parse(texts["input"]), inputs)
@@ -200,7 +225,23 @@ def test_permuted_columns_are_float4_strips() -> None:
     assert "((d0 * 128) + (d1 * 4)) + 65" in after
 
 
-@pytest.mark.parametrize("name", list(CORPUS))
+PIPELINED = [name for name, program in CORPUS.items() if program.pipelined]
+
+
+@pytest.mark.parametrize("name", [n for n in CORPUS if n not in PIPELINED])
+def test_two_barriers_per_k_chunk(name: str) -> None:
+    """Single-buffered: a barrier before the refill (the last chunk's readers are done),
+    one after it (every element landed), then the chunk's compute."""
+    (kern,) = _matmul_kernels(stages(name).texts["materialize"], kernel.KernelOp)
+    k_outer = [op for op in kern.body.block.ops if isinstance(op, kernel.ForOp) and op.kinds]
+    assert k_outer
+    for loop_op in k_outer:
+        barriers = [op for op in loop_op.body.block.ops if isinstance(op, kernel.BarrierOp)]
+        assert len(barriers) == 2
+        assert not any(isinstance(op, kernel.CpAsyncOp) for op in loop_op.walk())
+
+
+@pytest.mark.parametrize("name", PIPELINED)
 def test_pipelined_k_loop(name: str) -> None:
     """Chunk 0 is copied before the loop; each iteration copies the next chunk behind a
     guard, commits, waits for all but that group, and computes between two barriers."""
@@ -227,7 +268,7 @@ def _broken(text: str, old: str, new: str) -> ModuleOp:
 
 def test_race_checker_catches_an_early_wait() -> None:
     """Waiting for all but two groups leaves the chunk being computed in flight."""
-    got = stages("linear")
+    got = stages("linear_pipelined")
     text = got.texts["materialize"]
     early = _broken(text, "kernel.cp_async_wait 1", "kernel.cp_async_wait 2")
     with pytest.raises(SharedMemoryRace, match="still in flight"):
@@ -237,7 +278,7 @@ def test_race_checker_catches_an_early_wait() -> None:
 def test_race_checker_catches_a_missing_barrier() -> None:
     """Without the barrier after the wait, a warp reads what another warp's copy wrote;
     without the trailing one, the next copy overwrites what a slow warp still reads."""
-    got = stages("linear")
+    got = stages("linear_pipelined")
     text = got.texts["materialize"]
     lines = text.splitlines()
     wait = next(i for i, line in enumerate(lines) if "kernel.cp_async_wait 1" in line)
@@ -253,7 +294,7 @@ def test_race_checker_catches_a_missing_barrier() -> None:
 
 def test_verifier_refuses_a_wait_on_an_open_group() -> None:
     """Drop the loop's commit: its wait would follow copies no group holds."""
-    text = stages("linear").texts["materialize"]
+    text = stages("linear_pipelined").texts["materialize"]
     in_loop = text.index("kernel.cp_async_commit", text.index("scf.if"))
     uncommitted = text[:in_loop] + text[in_loop + len("kernel.cp_async_commit") :]
     with pytest.raises(VerifyException, match="not committed"):
@@ -307,3 +348,14 @@ def test_cuda_compiles_for_sm90_without_spills(name: str) -> None:
     compiled = compile_cuda(source, arch="sm_90")
     for name_, resources in compiled.resources.items():
         assert resources.spill_stores == 0 and resources.spill_loads == 0, (name_, resources)
+
+
+def test_race_checker_catches_a_missing_refill_barrier() -> None:
+    """Single-buffered, without the barrier before a refill a fast warp overwrites the
+    chunk a slow warp is still reading."""
+    got = stages("linear")
+    text = got.texts["materialize"]
+    barrier = text.index("kernel.barrier")  # the first: before the first refill
+    broken = text[:barrier] + text[barrier + len("kernel.barrier") :]
+    with pytest.raises(SharedMemoryRace, match="race"):
+        run_forward(_parse(broken), got.inputs, blocks=[0])

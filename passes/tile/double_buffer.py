@@ -11,7 +11,9 @@ that; ``async-copy`` lets the copy run in the background)::
 
 The tile level's meaning is unchanged: a stage is the slab at this iteration's origin.
 The decision is ``buffers_for``: a stage at the top of a loop of at least two iterations,
-while the kernel's slabs, doubled, fit ``max_bytes``.
+while the kernel's slabs, doubled, fit ``max_bytes``, and only slabs a 16-byte
+``cp.async`` could fill (stored in the source's order): for the transposed slabs of
+today's matmuls it was measured slower, so ``always`` is needed to turn it on there.
 """
 
 from __future__ import annotations
@@ -38,9 +40,20 @@ def refilled_stages(kernel: tile.KernelOp) -> list[tuple[loop.ForOp, list[tile.S
     return found
 
 
-def buffers_for(kernel: tile.KernelOp, for_op: loop.ForOp, max_bytes: int) -> int:
-    """Cost function: 2 when a refilled slab's second copy pays and fits, else 1."""
+def buffers_for(
+    kernel: tile.KernelOp, for_op: loop.ForOp, max_bytes: int, always: bool = False
+) -> int:
+    """Cost function: 2 when a refilled slab's second copy pays and fits, else 1.
+
+    It pays only when the copy can overlap the compute, i.e. with ``cp.async`` of 16
+    bytes, which needs a slab stored in the source's order. The transposed slabs of our
+    matmuls would be copied 4 bytes at a time; measured on the H200 (session 3) that made
+    every projection slower (square 4096: 3031 us single-buffered, 3413 double-buffered,
+    3947 pipelined with 4-byte cp.async), so they stay single (``always`` overrides)."""
     if for_op.extent < 2:
+        return 1
+    stages = [s for s in for_op.body.block.ops if isinstance(s, tile.StageOp)]
+    if not always and any(s.is_transposed for s in stages):
         return 1
     total = sum(s.size_bytes() for s in kernel.walk() if isinstance(s, tile.StageOp))
     extra = sum(s.size_bytes() for s in for_op.body.block.ops if isinstance(s, tile.StageOp))
@@ -56,11 +69,14 @@ class DoubleBuffer(ModulePass):
     max_bytes: int = DEFAULT_MAX_BYTES
     """Shared memory the kernel's slabs may take once doubled."""
 
+    always: bool = False
+    """Double every refilled slab that fits, paying or not (tests, experiments)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             for for_op, stages in refilled_stages(kernel):
                 if any(s.buffer_count > 1 for s in stages):
                     continue  # decided before: idempotent
-                if buffers_for(kernel, for_op, self.max_bytes) == 2:
+                if buffers_for(kernel, for_op, self.max_bytes, self.always) == 2:
                     for stage in stages:
                         stage.buffers = IntAttr(2)

@@ -39,12 +39,15 @@ from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 
 
-def _is_scalar(op: Operation) -> bool:
-    """A pure, region-free op: it may sit beside a loop of the nest and be hoisted.
+def _is_scalar(op: Operation, written: set) -> bool:
+    """A pure, region-free op, or a load of a buffer the kernel never writes (an
+    embedding's token id): it may sit beside a loop of the nest and be hoisted.
 
     Once the loops above it are axes (block arguments of the kernel) such an op computes
     the same value wherever it sits, so it does not break the nest.
     """
+    if isinstance(op, loop.LoadOp):
+        return op.buffer not in written
     return not op.regions and op.has_trait(Pure)
 
 
@@ -52,14 +55,17 @@ def free_loop_nest(kernel: loop.KernelOp) -> list[loop.ForOp]:
     """The outermost perfect nest of free loops, outermost first.
 
     A level continues the nest when its block holds exactly one ``loop.for``, a free one,
-    and otherwise only pure scalar ops.
+    and otherwise only pure scalar ops and loads of inputs (a gathered row's index: the
+    embedding fused into the first o_proj's residual add would otherwise leave its
+    2048 x 2048 matmul to 128 threads).
     """
     nest: list[loop.ForOp] = []
     block = kernel.body.block
+    written = {op.buffer for op in kernel.walk() if isinstance(op, loop.StoreOp)}
     while True:
         loops = [op for op in block.ops if isinstance(op, loop.ForOp)]
         others = [op for op in block.ops if not isinstance(op, loop.ForOp)]
-        if len(loops) != 1 or loops[0].is_reduce or not all(map(_is_scalar, others)):
+        if len(loops) != 1 or loops[0].is_reduce or not all(_is_scalar(o, written) for o in others):
             return nest
         nest.append(loops[0])
         block = loops[0].body.block
