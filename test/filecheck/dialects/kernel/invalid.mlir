@@ -252,3 +252,83 @@ func.func @load_wrong_type(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // CHECK: kernel.load: result type differs from the buffer's elements
+
+// -----
+
+func.func @cp_async_to_global(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %t = kernel.thread_id x
+    kernel.cp_async %xb[%t] -> %yb[%t] : memref<64xf32> -> memref<64xf32>
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: kernel.cp_async: the target must be a kernel.shared array
+
+// -----
+
+func.func @cp_async_other_elements(%x: tensor<64xf16>) -> tensor<64xf16> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<64xf16>) outs(%yb : tensor<64xf16>) {
+    %t = kernel.thread_id x
+    %s = kernel.shared "x_smem" : memref<64xf32>
+    kernel.cp_async %xb[%t] -> %s[%t] : memref<64xf16> -> memref<64xf32>
+  }
+  func.return %y : tensor<64xf16>
+}
+
+// CHECK: kernel.cp_async: copies between buffers of different elements
+
+// -----
+
+func.func @cp_async_out_of_bounds(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %t = kernel.thread_id x
+    %s = kernel.shared "x_smem" : memref<32xf32>
+    kernel.cp_async %xb[%t] -> %s[%t] : memref<64xf32> -> memref<32xf32>
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: kernel.cp_async: index 0 ranges over [0, 63], outside the buffer's extent 32
+
+// -----
+
+func.func @cp_async_wait_uncommitted(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %t = kernel.thread_id x
+    %s = kernel.shared "x_smem" : memref<64xf32>
+    kernel.cp_async %xb[%t] -> %s[%t] : memref<64xf32> -> memref<64xf32>
+    kernel.cp_async_commit
+    kernel.cp_async %xb[%t] -> %s[%t] : memref<64xf32> -> memref<64xf32>
+    kernel.cp_async_wait 0
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: kernel.cp_async_wait: cp.async copies before it are not committed (kernel.cp_async_commit closes their group; a wait never covers an open group)
+
+// -----
+
+func.func @cp_async_wait_no_group(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    kernel.cp_async_wait 0
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: kernel.cp_async_wait: no committed cp.async group to wait for
+
+// -----
+
+func.func @cp_async_wait_negative(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %t = kernel.thread_id x
+    %s = kernel.shared "x_smem" : memref<64xf32>
+    kernel.cp_async %xb[%t] -> %s[%t] : memref<64xf32> -> memref<64xf32>
+    kernel.cp_async_commit
+    kernel.cp_async_wait -1
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: kernel.cp_async_wait: the pending count must not be negative

@@ -92,3 +92,49 @@ func.func @shapes(%x: tensor<8x8x2xf32>) -> tensor<8x8xf32> {
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %d = arith.subf %s, %m : f32
 // CHECK-NEXT:    kernel.store %d, %yb[(%bx * 4 + %tx) floordiv 1, (%by * 4 + %ty) mod 8] : memref<8x8xf32>
+
+// cp.async: a transposed fill of a double-buffered slab (element [r, c] of a 16 x 4 source
+// tile to [buffer, c, r] of the slab), the prologue's group committed; in the loop the next
+// chunk's copy (guarded), commit, wait until one group is in flight, barrier.
+func.func @copy_async(%x: tensor<16x8xf32>) -> tensor<16xf32> {
+  %y = kernel.kernel @k_cp_async grid(1, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<16x8xf32>) outs(%yb : tensor<16xf32>) {
+    %t = kernel.thread_id x
+    %smem = kernel.shared "x_smem" : memref<2x4x20xf32>
+    %c0 = arith.constant 0 : index
+    kernel.cp_async %xb[%t floordiv 4, %t mod 4] -> %smem[%c0, %t mod 4, %t floordiv 4] : memref<16x8xf32> -> memref<2x4x20xf32>
+    kernel.cp_async_commit
+    %acc = kernel.for %ko = %c0 to 2 step 1 reduce(add) -> f32 {
+      %buf = affine.apply affine_map<(d0) -> (d0 mod 2)> (%ko)
+      %next = affine.apply affine_map<(d0) -> ((d0 + 1) mod 2)> (%ko)
+      %c1 = arith.constant 1 : index
+      %more = arith.cmpi ult, %ko, %c1 : index
+      scf.if %more {
+        kernel.cp_async %xb[%t floordiv 4, %next * 4 + %t mod 4] -> %smem[%next, %t mod 4, %t floordiv 4] : memref<16x8xf32> -> memref<2x4x20xf32>
+      }
+      kernel.cp_async_commit
+      kernel.cp_async_wait 1
+      kernel.barrier
+      %v = kernel.load %smem[%buf, %t mod 4, %t floordiv 4] : memref<2x4x20xf32>
+      kernel.barrier
+      kernel.yield %v : f32
+    }
+    kernel.cp_async_wait 0
+    kernel.store %acc, %yb[%t floordiv 4] : memref<16xf32>
+  }
+  func.return %y : tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @copy_async
+// CHECK:       %smem = kernel.shared "x_smem" : memref<2x4x20xf32>
+// CHECK-NEXT:  %c0 = arith.constant 0 : index
+// CHECK-NEXT:  kernel.cp_async %xb[%t floordiv 4, %t mod 4] -> %smem[%c0, %t mod 4, %t floordiv 4] : memref<16x8xf32> -> memref<2x4x20xf32>
+// CHECK-NEXT:  kernel.cp_async_commit
+// CHECK-NEXT:  %acc = kernel.for %ko = %c0 to 2 step 1 reduce(add) -> f32 {
+// CHECK:         scf.if %more {
+// CHECK-NEXT:      kernel.cp_async %xb[%t floordiv 4, %next * 4 + %t mod 4] -> %smem[%next, %t mod 4, %t floordiv 4] : memref<16x8xf32> -> memref<2x4x20xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    kernel.cp_async_commit
+// CHECK-NEXT:    kernel.cp_async_wait 1
+// CHECK-NEXT:    kernel.barrier
+// CHECK:       kernel.cp_async_wait 0
+// CHECK-NEXT:  kernel.store %acc, %yb[%t floordiv 4] : memref<16xf32>

@@ -274,3 +274,38 @@ func.func @stage_in_a_nested_loop(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
 }
 
 // CHECK: tile.stage: stages sit at the top level of a tile.kernel or of a loop.for there
+
+// -----
+
+func.func @stage_top_level_double_buffered(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread, %b : 4 = block) ins(%xb = %x : tensor<4x64xf32>) outs(%yb : tensor<4x64xf32>) {
+    %s = tile.stage %xb[%b, 0] buffers 2 : memref<4x64xf32> -> memref<64xf32>
+  }
+  func.return %y : tensor<4x64xf32>
+}
+
+// CHECK: tile.stage: only a stage refilled in a loop is multi-buffered or async
+
+// -----
+
+func.func @stage_top_level_async(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread, %b : 4 = block) ins(%xb = %x : tensor<4x64xf32>) outs(%yb : tensor<4x64xf32>) {
+    %s = tile.stage %xb[%b, 0] async : memref<4x64xf32> -> memref<64xf32>
+  }
+  func.return %y : tensor<4x64xf32>
+}
+
+// CHECK: tile.stage: only a stage refilled in a loop is multi-buffered or async
+
+// -----
+
+func.func @stage_triple_buffered(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread) ins(%xb = %x : tensor<64x32xf32>) outs(%yb : tensor<64x32xf32>) {
+    loop.for %ko = 0 to 4 {
+      %s = tile.stage %xb[0, %ko * 8] box [64, 8] buffers 3 : memref<64x32xf32> -> memref<64x8xf32>
+    }
+  }
+  func.return %y : tensor<64x32xf32>
+}
+
+// CHECK: tile.stage: buffers 3 must be 1 or 2

@@ -114,3 +114,29 @@ func.func @staged_per_chunk(%x: tensor<64x32xf32>, %w: tensor<16x32xf32>) -> ten
 
 // CHECK:      %ws = tile.stage %wb[0, %ko * 8] box [16, 8] transpose pad 4 : memref<16x32xf32> -> memref<8x20xf32>
 // CHECK:        %b = loop.load %ws[%ki, %n] : memref<8x20xf32>
+
+// -----
+
+// A K-chunk slab refilled by every iteration of the K-outer loop, double-buffered and
+// filled by cp.async, the loop marked to run as a copy/compute pipeline.
+func.func @staged_async(%x: tensor<64x32xf32>, %w: tensor<16x32xf32>) -> tensor<64x16xf32> {
+  %y = tile.kernel @k axes(%m : 64 = block, %n : 16 = thread) ins(%xb = %x : tensor<64x32xf32>, %wb = %w : tensor<16x32xf32>) outs(%yb : tensor<64x16xf32>) {
+    %acc = loop.for %ko = 0 to 4 reduce(add) -> f32 attributes {pipeline} {
+      %ws = tile.stage %wb[0, %ko * 8] box [16, 8] transpose pad 4 buffers 2 async : memref<16x32xf32> -> memref<8x20xf32>
+      %part = loop.for %ki = 0 to 8 reduce(add) -> f32 {
+        %k = affine.apply affine_map<(d0, d1) -> (d0 * 8 + d1)> (%ko, %ki)
+        %a = loop.load %xb[%m, %k] : memref<64x32xf32>
+        %b = loop.load %ws[%ki, %n] : memref<8x20xf32>
+        %p = arith.mulf %a, %b : f32
+        loop.yield %p : f32
+      }
+      loop.yield %part : f32
+    }
+    loop.store %acc, %yb[%m, %n] : memref<64x16xf32>
+  }
+  func.return %y : tensor<64x16xf32>
+}
+
+// CHECK:      %acc = loop.for %ko = 0 to 4 reduce(add) -> f32 attributes {pipeline} {
+// CHECK-NEXT:   %ws = tile.stage %wb[0, %ko * 8] box [16, 8] transpose pad 4 buffers 2 async : memref<16x32xf32> -> memref<8x20xf32>
+// CHECK:          %b = loop.load %ws[%ki, %n] : memref<8x20xf32>

@@ -1,5 +1,6 @@
-// RUN: deplo-opt %s -p register-tile | filecheck %s
+// RUN: deplo-opt %s -p 'register-tile{tm=4 tn=4}' | filecheck %s
 // RUN: deplo-opt %s -p "register-tile{tm=2 tn=2}" | filecheck %s --check-prefix=TWO
+// RUN: deplo-opt %s -p register-tile | filecheck %s --check-prefix=MODEL
 
 // The seed's relu(matmul(x + b, w)) as tileify leaves it: one output per (%a0, %a1).
 // Tiled 4 x 4: 16 accumulators in one K loop; x[m_i, k] (and x + b) once per row, w[k, n_j]
@@ -73,3 +74,31 @@ func.func @seed(%x: tensor<8x16xf32>, %b: tensor<16xf32>, %w: tensor<16x8xf32>) 
 // TWO-NOT:   loop.load %x_b
 // TWO:       loop.yield %p_r0c0, %p_r0c1, %p_r1c0, %p_r1c1 : f32, f32, f32, f32
 // TWO-COUNT-4: loop.store
+
+// The default options (tm = tn = 0) ask the cost model (matmul_tile). It has no tile for
+// the seed's 8 x 8 output, and picks 4 x 4 register tiles in blocks of 8 x 16 threads with
+// K chunks of 16 for linear (1,128,256) x (512,256)^T, recorded as block_tile.
+func.func @linear(%x: tensor<1x128x256xf32>, %x1: tensor<512x256xf32>) -> tensor<1x128x512xf32> {
+  %linear = tile.kernel @k_linear axes(%a0 : 128 = free, %a1 : 512 = free) ins(%x_b = %x : tensor<1x128x256xf32>, %x1_b = %x1 : tensor<512x256xf32>) outs(%linear_b : tensor<1x128x512xf32>) attributes {covers = ["linear"]} {
+    %linear_1 = loop.for %a2 = 0 to 256 reduce(add) -> f32 {
+      %in = loop.load %x_b[0, %a0, %a2] : memref<1x128x256xf32>
+      %in_1 = loop.load %x1_b[%a1, %a2] : memref<512x256xf32>
+      %in_2 = arith.mulf %in, %in_1 : f32
+      loop.yield %in_2 : f32
+    }
+    loop.store %linear_1, %linear_b[0, %a0, %a1] : memref<1x128x512xf32>
+  }
+  func.return %linear : tensor<1x128x512xf32>
+}
+
+// MODEL-LABEL: func.func @seed
+// MODEL:       tile.kernel @k_relu axes(%a0 : 8 = free, %a1 : 8 = free)
+// MODEL-NOT:   register_tile
+// MODEL-LABEL: func.func @linear
+// MODEL:       tile.kernel @k_linear axes(%a0_g : 32 = free, %a1_g : 128 = free)
+// MODEL-SAME:  register_tile = array<i64: 4, 4>, block_tile = array<i64: 8, 16, 16>
+// MODEL:       %a1_c3 = affine.apply affine_map<(d0) -> (((d0 * 4) + 3))> (%a1_g)
+// MODEL-NEXT:  %linear_r0c0, {{.*}}, %linear_r3c3 = loop.for %a2 = 0 to 256 reduce(add, {{.*}}) -> (f32, {{.*}}) {
+// MODEL-NEXT:    %in_r0 = loop.load %x_b[0, %a0_r0, %a2] : memref<1x128x256xf32>
+// MODEL-NEXT:    %in_c0 = loop.load %x1_b[%a1_c0, %a2] : memref<512x256xf32>
+// MODEL-COUNT-16: loop.store

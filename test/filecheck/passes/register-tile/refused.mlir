@@ -1,5 +1,11 @@
-// RUN: deplo-opt %s -p register-tile | filecheck %s
-// RUN: deplo-opt %s -p register-tile,register-tile | filecheck %s
+// RUN: deplo-opt %s -p 'register-tile{tm=4 tn=4}' | filecheck %s
+// RUN: deplo-opt %s -p 'register-tile{tm=4 tn=4},register-tile{tm=4 tn=4}' | filecheck %s
+// RUN: deplo-opt %s -p register-tile | filecheck %s --check-prefix=MODEL
+// RUN: not deplo-opt %s -p 'register-tile{tm=0 tn=4}' 2>&1 | filecheck %s --check-prefix=ERR
+
+// The cost model (the default options) has no tile for these small shapes: none is tiled.
+// MODEL-NOT: register_tile
+// ERR: register-tile: tm=0 and tn=4 must be at least 1 (or both 0: the cost model's)
 
 // N = 6 is not a multiple of 4: that axis is left alone and only the rows are tiled.
 // A reduce other than add keeps its kind in every accumulator (max-plus product).
