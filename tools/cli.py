@@ -347,13 +347,13 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
                     bar.draw(level)
             else:
                 _apply_passes(module, level, bar)
-    if bar is not None:
-        bar.close()
         if stats:
             steps.counts.append((level, _op_counts(module, level)))
             if level == "loop":
                 steps.kernels = program_stats(module)
                 steps.origins = {**steps.origins, **origin_table(module)}
+    if bar is not None:
+        bar.close()
 
 
 def _apply_passes(module, level: str, bar: _Bar | None) -> None:
