@@ -50,6 +50,9 @@ def test_registry_names_groups_and_sizes() -> None:
             assert f"mlp/gated/{model}/S{seq}" in names
             assert f"mlp/down-residual/{model}/S{seq}" in names
             assert f"layer/{model}/S{seq}" in names
+        for seq in (32, 128, 512):
+            assert f"attention/{model}/S{seq}" in names
+    assert "model/tinyllama/S128" in names
     assert [n for n in names if n.startswith("square/")] == [
         "square/1024",
         "square/2048",
@@ -57,11 +60,21 @@ def test_registry_names_groups_and_sizes() -> None:
     ]
     counts = {g: sum(c.group == g for c in cases) for g in GROUPS}
     # seeds; 5 ops x 2 models x 2 seqs, large, long rows, sum; 5 projections x 2 models
-    # x 3 seqs, 2 MLP kinds x 2 models x 2 seqs, 3 squares; 2 models x 2 seqs
-    assert counts == {"seed": 3, "memory-bound": 5 * 2 * 2 + 3, "matmul": 30 + 8 + 3, "block": 4}
+    # x 3 seqs, 2 MLP kinds x 2 models x 2 seqs, 3 squares; 2 models x 3 seqs; 2 models
+    # x 2 seqs; TinyLlama at S = 128
+    assert counts == {
+        "seed": 3,
+        "memory-bound": 5 * 2 * 2 + 3,
+        "matmul": 30 + 8 + 3,
+        "attention": 6,
+        "block": 4,
+        "model": 1,
+    }
     assert len(cases) == sum(counts.values())
+    assert list(dict.fromkeys(c.group for c in cases)) == list(GROUPS)  # grouped, in order
     for c in cases:
-        want = {"matmul": 1e-4, "block": 2e-3}.get(c.group, 1e-5)
+        want = {"matmul": 1e-4, "attention": 1e-4, "block": 2e-3, "model": 5e-3}
+        want = want.get(c.group, 1e-5)
         assert c.rtol == want, c.name
 
 
@@ -100,18 +113,21 @@ COMPILED_MATMULS = {
 
 
 def test_every_case_captures_lowers_and_compiles() -> None:
-    """Every case but the decoder layers (below): its traffic figure, the FLOPs of the
-    matmuls, and (but for the matmuls not in COMPILED_MATMULS) compilation to a cubin:
-    about 6 s for the 26 elementwise and reduction cases, 1 s to capture the 41
-    matmuls (zeros for weights, export traces on fake tensors), 3 s to compile 7."""
+    """Every case but the decoder layers and the whole model (below): its traffic
+    figure, the FLOPs of the matmuls and attention, and (but for the matmuls not in
+    COMPILED_MATMULS) compilation to a cubin: about 6 s for the 26 elementwise and
+    reduction cases, 1 s to capture the 41 matmuls (zeros for weights, export traces on
+    fake tensors), 3 s to compile 7, 3 s for the 6 attention cases."""
     assert COMPILED_MATMULS <= {c.name for c in select(["matmul"])}
     for case in all_cases():
-        if case.group == "block":
+        if case.group in ("block", "model"):
             continue
         compile = case.group != "matmul" or case.name in COMPILED_MATMULS
         captured = _check_traffic_and_compile(case, compile)
         if case.group == "matmul":
             _check_matmul_flops(case, captured.program)
+        if case.group == "attention":
+            assert case.flops == _matmul_flops(captured.program), case.name
 
 
 def _matmul_flops(program) -> int:
@@ -156,6 +172,42 @@ def test_decoder_layer_cases() -> None:
         assert case.flops == _matmul_flops(captured.program), case.name
 
 
+def test_whole_model_case() -> None:
+    """The model group without capturing the whole model (4.4 GB of weights, and about
+    30 s to compile; ``deplodock bench --filter model --no-gpu-ok`` compiles it): its
+    figures are ``model_figures`` at all 22 layers, and ``model_figures`` at 2 layers
+    is what a 2-layer TinyLlama captured on the meta device reads, writes and multiplies
+    (the layers repeat, so the count per layer carries over)."""
+    pytest.importorskip("transformers")
+    from deplodock.frontends.models import capture_model
+
+    (case,) = select(["model"])
+    assert case.name == "model/tinyllama/S128" and case.rtol == 5e-3
+    assert (case.traffic_bytes, case.flops) == bench_cases.model_figures("tinyllama", 128)
+    assert "22 layers" in case.shape and "22 layers" in case.flops_rule
+    captured = capture_model("tinyllama", part="model", seq=128, layers=2, device="meta")
+    func = next(iter(import_program(captured.program).module.ops))
+    args = sum(_bytes(a.shape, a.dtype) for a in graph_inputs(func))
+    assert [a.dtype for a in graph_inputs(func) if a.kind == "input"] == [torch.int64]
+    results = sum(math.prod(r.get_shape()) * 4 for r in func.function_type.outputs.data)
+    traffic, flops = bench_cases.model_figures("tinyllama", 128, layers=2)
+    assert args + results == traffic
+    assert flops == _matmul_flops(captured.program)
+
+
+def test_attention_is_causal_gqa() -> None:
+    """The attention case computes causal attention with each kv head shared by
+    heads / kv_heads query heads, as transformers expands them (repeat_interleave)."""
+    (case,) = select(["attention/tinyllama/S32"])
+    module = case.build().module
+    q, k, v = torch.randn(1, 32, 32, 64), torch.randn(1, 4, 32, 64), torch.randn(1, 4, 32, 64)
+    k8, v8 = k.repeat_interleave(8, dim=1), v.repeat_interleave(8, dim=1)
+    scores = q @ k8.transpose(-1, -2) / 8.0
+    scores = scores.masked_fill(torch.ones(32, 32, dtype=torch.bool).triu(1), float("-inf"))
+    want = torch.softmax(scores, dim=-1) @ v8
+    torch.testing.assert_close(module(q, k, v), want, rtol=1e-5, atol=1e-5)
+
+
 def test_rope_matches_transformers_formula() -> None:
     (case,) = select(["rope/tinyllama/S128"])
     module = case.build().module
@@ -189,6 +241,10 @@ def test_select() -> None:
     assert names(["block"]) == [
         f"layer/{m}/S{s}" for m in ("tinyllama", "qwen2.5-7b") for s in (128, 512)
     ]
+    assert names(["attention"]) == [
+        f"attention/{m}/S{s}" for m in ("tinyllama", "qwen2.5-7b") for s in (32, 128, 512)
+    ]
+    assert names(["model"]) == ["model/tinyllama/S128"]
     assert names(["nothing-like-this"]) == []
 
 

@@ -1,9 +1,10 @@
 """The benchmark's cases: what ``deplodock bench`` measures.
 
 A case is a small PyTorch program at a real model's dimensions: a name
-(``rmsnorm/tinyllama/S128``), a group (``seed``, ``memory-bound``, ``matmul``, ``block``;
-later ``attention``, ``model``), a function that captures it with ``torch.export`` on the
-CPU, and what it costs at least:
+(``rmsnorm/tinyllama/S128``), a group (``seed``, ``memory-bound``, ``matmul``,
+``attention``, ``block``, ``model``), a function that captures it with ``torch.export``
+on the CPU (only when the case is run: listing cases captures nothing), and what it
+costs at least:
 
 - **traffic**: every input and parameter read once and every output written once, in
   bytes (what a perfect schedule moves through HBM; the ``--stats`` rule of
@@ -23,13 +24,21 @@ The matmul group (issue 6, the matmul schedules): every projection of both model
 bias; k and v share a shape, and so do gate and up, so each pair is one case); the
 gated MLP ``silu(x Wg^T) * (x Wu^T)`` and the down projection with its residual
 ``r + h Wd^T`` at S = 128 and 512; and square ``a @ b`` at n = 1024, 2048, 4096. Its
-tolerance is ``MATMUL_RTOL``, not the elementwise 1e-5. The block group is the first
-decoder layer of each model (``capture_model(part="layer")``) at S = 128 and 512.
+tolerance is ``MATMUL_RTOL``, not the elementwise 1e-5.
 
-Adding a case (attention, whole models) is one more ``Case`` from a family function
-called by ``all_cases``: ``build`` may return any object with ``source``, ``module``,
-``example_inputs`` and ``program`` (a ``CapturedModel`` of ``deplodock.frontends.models``
-has them).
+The attention group is causal grouped-query attention alone,
+``F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)`` with q
+(1, heads, S, head_dim) and k, v (1, kv_heads, S, head_dim), at S = 32, 128 and 512
+(tolerance ``MATMUL_RTOL``, as two contractions; eager fp32 on the CPU is within 6e-7 of
+fp64 there on N(0, 1) inputs at S = 512). The block group is the first decoder
+layer of each model (``capture_model(part="layer")``) at S = 128 and 512; the model
+group is the whole TinyLlama causal LM, input ids to logits
+(``capture_model(part="model")``), at S = 128 (capturing it builds 4.4 GB of weights,
+and compiling it takes about 30 s on a 2-core CPU).
+
+Adding a case is one more ``Case`` from a family function called by ``all_cases``:
+``build`` may return any object with ``source``, ``module``, ``example_inputs`` and
+``program`` (a ``CapturedModel`` of ``deplodock.frontends.models`` has them).
 """
 
 from __future__ import annotations
@@ -42,11 +51,13 @@ from typing import Any
 
 FP32 = 4  # bytes per element; every case is fp32 today
 
-GROUPS = ("seed", "memory-bound", "matmul", "block")  # report order; attention, model later
+GROUPS = ("seed", "memory-bound", "matmul", "attention", "block", "model")  # report order
 MODELS = {"tinyllama": "tinyllama-1.1b", "qwen2.5-7b": "qwen2.5-7b"}  # short → config name
 SEQS = (128, 512)
 PROJECTION_SEQS = (32, 128, 512)  # a decode-ish batch of tokens, and two prefills
 SQUARES = (1024, 2048, 4096)
+ATTENTION_SEQS = (32, 128, 512)
+WHOLE_MODELS = {"tinyllama": (128,)}  # the model group: short name → sequence lengths
 
 RTOL = 1e-5
 """The default tolerance, max |got - want| / max |want|: fp32 elementwise and reduction
@@ -65,6 +76,14 @@ benchmark does), a decoder layer's attention logits are large and its softmax ne
 one-hot, so fp32 itself is far from exact: eager fp32 on the CPU is 1e-4 to 4e-4 from
 fp64 (both models, S = 128 and 512, two seeds). Two fp32 implementations can differ by
 the sum of their errors; 2e-3 leaves a margin over that."""
+
+MODEL_RTOL = 5e-3
+"""The model group's tolerance on the logits. As in a decoder layer (``BLOCK_RTOL``), but
+through 22 of them: with every parameter drawn from N(0, 1), eager fp32 on the CPU is
+itself 9.9e-4 and 1.1e-3 from fp64 on TinyLlama's logits at S = 128 (two seeds; the
+logits reach about 240). Two fp32 implementations can differ by the sum of their errors,
+about 2.3e-3; 5e-3 leaves a margin over that, and a wrong kernel is off by far more. (With
+transformers' own initialisation, std 0.02, the whole model matched eager at 8e-6.)"""
 
 
 @dataclass
@@ -161,6 +180,13 @@ def _modules():
             def forward(self, a, b):
                 return torch.matmul(a, b)
 
+        class CausalAttention(torch.nn.Module):
+            """Causal grouped-query attention: q (b, Hq, S, D), k and v (b, Hkv, S, D)
+            with Hq a multiple of Hkv; query head h reads kv head h // (Hq / Hkv)."""
+
+            def forward(self, q, k, v):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
         _MODULES = {
             "silu_mul": SiluMul,
             "rope": Rope,
@@ -169,6 +195,7 @@ def _modules():
             "gated_mlp": GatedMLP,
             "down_residual": DownResidual,
             "matmul": MatMul,
+            "causal_attention": CausalAttention,
         }
     return _MODULES
 
@@ -476,34 +503,80 @@ def _matmul_cases() -> list[Case]:
     return cases
 
 
-def _decoder_layer(short: str, seq: int) -> Case:
-    d = _model_dims()[short]
+def _attention(model: str, seq: int, heads: int, kv_heads: int, head_dim: int) -> Case:
+    q, kv = (1, heads, seq, head_dim), (1, kv_heads, seq, head_dim)
+    shapes = f"q {_dims(q)}, k/v {_dims(kv)}"
+    return Case(
+        f"attention/{model}/S{seq}",
+        "attention",
+        shapes,
+        _export(
+            f"F.scaled_dot_product_attention(q, k, v, causal, GQA), {shapes}",
+            lambda: _modules()["causal_attention"](),
+            q,
+            kv,
+            kv,
+        ),
+        (2 * _n(*q) + 2 * _n(*kv)) * FP32,  # q, k, v read once; the output, q's shape
+        _attention_flops(heads, seq, head_dim),
+        "2·M·N·K for q·kᵀ and for p·v over the whole S×S square (the causal half is not "
+        "subtracted); the softmax and the scaling are not counted",
+        MATMUL_RTOL,
+    )
+
+
+def _attention_flops(heads: int, seq: int, head_dim: int) -> int:
+    """q·kᵀ and p·v of one batch, each 2·S·S·D per query head, the whole square."""
+    return 2 * 2 * heads * seq * seq * head_dim
+
+
+def _attention_cases() -> list[Case]:
+    return [
+        _attention(model, seq, d["heads"], d["kv_heads"], d["head_dim"])
+        for model, d in _model_dims().items()
+        for seq in ATTENTION_SEQS
+    ]
+
+
+def _layer_figures(d: dict[str, int], seq: int) -> tuple[int, int]:
+    """One decoder layer: its parameters (elements) and its matmuls' FLOPs at ``seq``
+    (the seven projections, and attention over the whole S×S square)."""
     h, inter, hd = d["hidden"], d["intermediate"], d["head_dim"]
     q, kv = d["heads"] * hd, d["kv_heads"] * hd
+    projections = h * q + 2 * h * kv + q * h + 3 * h * inter  # q k v o, gate up down
     bias = q + 2 * kv if d["qkv_bias"] else 0
-    # weights: two RMSNorm vectors, q k v o, gate up down, the q/k/v biases
-    params = 2 * h + h * q + 2 * h * kv + q * h + 3 * h * inter + bias
-    linear = 2 * seq * (h * q + 2 * h * kv + q * h + 3 * h * inter)
-    attention = 2 * 2 * d["heads"] * seq * seq * hd  # q k^T and p v, the whole square
+    params = 2 * h + projections + bias  # plus the two RMSNorm vectors and the biases
+    flops = 2 * seq * projections + _attention_flops(d["heads"], seq, hd)
+    return params, flops
+
+
+def _captured_model(short: str, part: str, seq: int) -> Callable[[], Any]:
+    """A ``build`` function: ``capture_model`` (the weights are built then, not before)."""
 
     def build():
         from deplodock.frontends.models import capture_model
 
-        return capture_model(MODELS[short], part="layer", seq=seq)
+        return capture_model(MODELS[short], part=part, seq=seq)
 
-    act = (1, seq, h)
+    return build
+
+
+def _decoder_layer(short: str, seq: int) -> Case:
+    d = _model_dims()[short]
+    params, flops = _layer_figures(d, seq)
+    act = (1, seq, d["hidden"])
     return Case(
         f"layer/{short}/S{seq}",
         "block",
         f"hidden {_dims(act)}",
-        build,
+        _captured_model(short, "layer", seq),
         # hidden states in and out, the weights, and the rotary embedding's two buffers
         # of head_dim / 2 values (inv_freq, original_inv_freq: both are lifted inputs)
-        (2 * _n(*act) + params + hd) * FP32,
-        linear + attention,
+        (2 * _n(*act) + params + d["head_dim"]) * FP32,
+        flops,
         "2·M·N·K for the seven projections and for q·k^T and p·v over the whole "
         "S×S square (the causal half is not subtracted); the elementwise work is not "
-        f"counted ({d['heads']} heads of {hd})",
+        f"counted ({d['heads']} heads of {d['head_dim']})",
         BLOCK_RTOL,
     )
 
@@ -512,9 +585,59 @@ def _block_cases() -> list[Case]:
     return [_decoder_layer(model, seq) for model in _model_dims() for seq in SEQS]
 
 
+def model_figures(short: str, seq: int, layers: int | None = None) -> tuple[int, int]:
+    """The whole causal LM (its first ``layers`` decoder layers; all of them by default)
+    at ``seq``: its minimum traffic in bytes and its matmuls' FLOPs."""
+    from deplodock.frontends.models import BUILTIN_CONFIGS
+
+    d, config = _model_dims()[short], BUILTIN_CONFIGS[MODELS[short]]
+    layers = config["num_hidden_layers"] if layers is None else layers
+    vocab, h = config["vocab_size"], d["hidden"]
+    layer_params, layer_flops = _layer_figures(d, seq)
+    head = 0 if config.get("tie_word_embeddings", False) else vocab * h
+    # the embedding, the layers, the final RMSNorm, the LM head (unless tied to the
+    # embedding), the rotary embedding's two buffers of head_dim / 2 values
+    params = vocab * h + layers * layer_params + h + head + d["head_dim"]
+    traffic = params * FP32 + seq * 8 + seq * vocab * FP32  # int64 ids in, fp32 logits out
+    return traffic, layers * layer_flops + 2 * seq * h * vocab
+
+
+def _whole_model(short: str, seq: int) -> Case:
+    from deplodock.frontends.models import BUILTIN_CONFIGS
+
+    config = BUILTIN_CONFIGS[MODELS[short]]
+    layers, vocab = config["num_hidden_layers"], config["vocab_size"]
+    traffic, flops = model_figures(short, seq)
+    return Case(
+        f"model/{short}/S{seq}",
+        "model",
+        f"ids 1x{seq}, {layers} layers, logits 1x{seq}x{vocab}",
+        _captured_model(short, "model", seq),
+        traffic,
+        flops,
+        "2·M·N·K for each layer's seven projections and for q·k^T and p·v over the "
+        f"whole S×S square (the causal half is not subtracted), {layers} layers, and for "
+        "the LM head: about 2·S·(parameters less the embedding), plus attention; the "
+        "elementwise work and the embedding lookup are not counted",
+        MODEL_RTOL,
+    )
+
+
+def _model_cases() -> list[Case]:
+    return [_whole_model(short, seq) for short, seqs in WHOLE_MODELS.items() for seq in seqs]
+
+
 def all_cases() -> list[Case]:
-    """Every case, in report order (grouped, then by kind, model and size)."""
-    cases = _seed_cases() + _memory_bound_cases() + _matmul_cases() + _block_cases()
+    """Every case, in report order (grouped, then by kind, model and size). Listing
+    them builds nothing: each case captures its program only when ``build`` is called."""
+    cases = (
+        _seed_cases()
+        + _memory_bound_cases()
+        + _matmul_cases()
+        + _attention_cases()
+        + _block_cases()
+        + _model_cases()
+    )
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), "case names must be unique"
     return cases
