@@ -71,7 +71,7 @@ CORPUS = {
         (4, 4),
         2,
     ),
-    # the gated MLP: two contractions over one staged x, silu * mul as the epilogue
+    # the gated MLP: gate, then up with silu(gate) * up as its epilogue (two matmul kernels)
     "gated": Program(
         "torch.nn.functional.silu(torch.nn.functional.linear(torch.randn(1,64,128) * 1.0,"
         " torch.randn(256,128))) * torch.nn.functional.linear(torch.randn(1,64,128),"
@@ -189,15 +189,22 @@ def test_pass_preserves_meaning(name: str, pass_name: str) -> None:
 
 @pytest.mark.parametrize("name", list(CORPUS))
 def test_the_schedule(name: str) -> None:
-    """The register tile, the block tile in threads and blocks, the K chunks, the slabs."""
+    """The register tile, the block tile in threads and blocks, the K chunks, the slabs
+    (of every matmul kernel: the gated MLP has two, gate and up)."""
     program, got = CORPUS[name], stages(name)
-    (tiled,) = _matmul_kernels(got.texts["register-tile"], tile.KernelOp)
+    tiled_all = _matmul_kernels(got.texts["register-tile"], tile.KernelOp)
+    placed_all = _matmul_kernels(got.texts["blockify-launch"], tile.KernelOp)
+    staged_all = _matmul_kernels(got.texts["pad-smem"], tile.KernelOp)
+    assert tiled_all and len(tiled_all) == len(placed_all) == len(staged_all)
+    for tiled, placed, staged in zip(tiled_all, placed_all, staged_all, strict=True):
+        _check_schedule(program, tiled, placed, staged)
+
+
+def _check_schedule(program: Program, tiled, placed, staged) -> None:
     assert register_tile_of(tiled) == program.tile
     threads_m, threads_n, bk = block_tile_of(tiled)
-    (placed,) = _matmul_kernels(got.texts["blockify-launch"], tile.KernelOp)
     threads = [e for _, e, b in placed.axes if b == "thread"]
     assert threads == [threads_m, threads_n]
-    (staged,) = _matmul_kernels(got.texts["pad-smem"], tile.KernelOp)
     outer = [op for op in staged.body.block.ops if isinstance(op, loop.ForOp) and op.is_reduce]
     assert outer, "no K loop"
     for k_outer in outer:
@@ -232,8 +239,13 @@ PIPELINED = [name for name, program in CORPUS.items() if program.pipelined]
 def test_two_barriers_per_k_chunk(name: str) -> None:
     """Single-buffered: a barrier before the refill (the last chunk's readers are done),
     one after it (every element landed), then the chunk's compute."""
-    (kern,) = _matmul_kernels(stages(name).texts["materialize"], kernel.KernelOp)
-    k_outer = [op for op in kern.body.block.ops if isinstance(op, kernel.ForOp) and op.kinds]
+    kernels = _matmul_kernels(stages(name).texts["materialize"], kernel.KernelOp)
+    k_outer = [
+        op
+        for kern in kernels
+        for op in kern.body.block.ops
+        if isinstance(op, kernel.ForOp) and op.kinds
+    ]
     assert k_outer
     for loop_op in k_outer:
         barriers = [op for op in loop_op.body.block.ops if isinstance(op, kernel.BarrierOp)]

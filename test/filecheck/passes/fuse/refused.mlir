@@ -1,5 +1,6 @@
 // RUN: deplo-opt %s -p fuse | filecheck %s
-// RUN: deplo-opt %s -p 'fuse{max-reduce-recompute=8.0}' | filecheck %s --check-prefix=LOOSE
+// RUN: deplo-opt %s -p 'fuse{max-reduce-recompute=8.0 matmul-alone=false}' | filecheck %s --check-prefix=LOOSE
+// RUN: deplo-opt %s -p 'fuse{max-reduce-recompute=8.0}' | filecheck %s --check-prefix=ALONE
 
 // The guard refuses substitutions that would re-run a producer's reduction per consumer
 // element; the kernels stay apart and the consumer records why.
@@ -152,6 +153,12 @@ func.func @matmul_transposed(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>, %w: tenso
 
 // With the bounds raised (pass options), both substitute: the column sum is re-reduced
 // per row, and the first matmul's reduce runs inside the second's.
+
+// With only the reduction bound raised, matmul_alone still keeps the two matmuls apart.
+// ALONE-LABEL: func.func @matmul_transposed
+// ALONE:         %mm2 = loop.kernel @k_mm2
+// ALONE-SAME:      fusion.refused = ["@k_mm1 not fused: a matmul and another reduction in one kernel
+
 // LOOSE-LABEL: func.func @column_sum
 // LOOSE-NEXT:    %y = loop.kernel @k_y ins(%x_b = %x : tensor<4x8xf32>) outs(%y_b : tensor<4x8xf32>)
 // LOOSE:           loop.for %a1 = 0 to 8 {
