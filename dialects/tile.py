@@ -562,6 +562,11 @@ class StageOp(IRDLOperation):
             )
         if self.buffer_count not in (1, 2):
             raise VerifyException(f"tile.stage: buffers {self.buffer_count} must be 1 or 2")
+        if self.is_async and self.buffer_count != 2:
+            raise VerifyException(
+                "tile.stage: an async stage needs buffers 2 (the copy of the next chunk "
+                "lands while this one is read)"
+            )
         if self.source not in kernel.input_buffers:
             raise VerifyException("tile.stage: only an input buffer of the kernel is staged")
         for value in self.indices:

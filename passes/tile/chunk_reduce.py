@@ -236,7 +236,32 @@ def split(
         chunk = block.args[row_axes]
         for free in tail:
             _narrow(free, chunk, free.extent // chunks)
+    _drop_unused_inputs(kernel)
     return part
+
+
+def _drop_unused_inputs(kernel: tile.KernelOp) -> None:
+    """Rebuild ``kernel`` without the inputs its body no longer reads (a split matmul's
+    combine kernel reads only the partial sums, not the operands)."""
+    block = kernel.body.block
+    buffers = list(kernel.input_buffers)
+    unused = [i for i, b in enumerate(buffers) if not b.uses]
+    if not unused:
+        return
+    for i in reversed(unused):
+        block.erase_arg(buffers[i])
+    inputs = [v for i, v in enumerate(kernel.inputs) if i not in unused]
+    axes = [(e, b) for _, e, b in kernel.axes]
+    body = Rewriter.move_region_contents_to_new_regions(kernel.body)
+    new = tile.KernelOp(
+        kernel.sym_name.data,
+        axes,
+        inputs,
+        [r.type for r in kernel.results],
+        body,
+    )
+    new.attributes.update(kernel.attributes)
+    Rewriter.replace_op(kernel, new)
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,8 @@ class PermuteColumns(RewritePattern):
                 d1 = AffineExpr.dimension(1)
                 expr, operands = d0 * (threads * tn) + d1 * v + offset, [nb, nt]
             rewriter.replace(apply, apply_op(expr, operands, apply.result.name_hint))
+        if nb is not None and not group.uses:
+            rewriter.erase(group.owner)  # the column group: every column now reads nb, nt
 
 
 @dataclass(frozen=True)

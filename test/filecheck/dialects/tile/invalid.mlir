@@ -309,3 +309,16 @@ func.func @stage_triple_buffered(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
 }
 
 // CHECK: tile.stage: buffers 3 must be 1 or 2
+
+// -----
+
+func.func @async_single_buffer(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread) ins(%xb = %x : tensor<64x32xf32>) outs(%yb : tensor<64x32xf32>) {
+    loop.for %i = 0 to 2 {
+      %s = tile.stage %xb[0, 0] async : memref<64x32xf32> -> memref<64x32xf32>
+    }
+  }
+  func.return %y : tensor<64x32xf32>
+}
+
+// CHECK: tile.stage: an async stage needs buffers 2 (the copy of the next chunk lands while this one is read)
