@@ -39,16 +39,17 @@ def test_registry_names_groups_and_sizes() -> None:
     assert names[:3] == ["seed/rmsnorm", "seed/softmax", "seed/add-matmul-relu"]
     for kind in ("rmsnorm", "silu-mul", "softmax", "rope", "residual-add"):
         for model in ("tinyllama", "qwen2.5-7b"):
-            for seq in (128, 512):
+            for seq in (32, 128, 512):
                 assert f"{kind}/{model}/S{seq}" in names
     assert "rmsnorm/large/4096x4096" in names
     for model in ("tinyllama", "qwen2.5-7b"):
         for seq in (32, 128, 512):
             for kind in ("q", "kv", "o", "gate-up", "down"):
                 assert f"proj/{kind}/{model}/S{seq}" in names
-        for seq in (128, 512):
+        for seq in (32, 128, 512):
             assert f"mlp/gated/{model}/S{seq}" in names
             assert f"mlp/down-residual/{model}/S{seq}" in names
+        for seq in (128, 512):
             assert f"layer/{model}/S{seq}" in names
         for seq in (32, 128, 512):
             assert f"attention/{model}/S{seq}" in names
@@ -59,13 +60,13 @@ def test_registry_names_groups_and_sizes() -> None:
         "square/4096",
     ]
     counts = {g: sum(c.group == g for c in cases) for g in GROUPS}
-    # seeds; 5 ops x 2 models x 2 seqs, large, long rows, sum; 5 projections x 2 models
-    # x 3 seqs, 2 MLP kinds x 2 models x 2 seqs, 3 squares; 2 models x 3 seqs; 2 models
+    # seeds; 5 ops x 2 models x 3 seqs, large, long rows, sum; 5 projections x 2 models
+    # x 3 seqs, 2 MLP kinds x 2 models x 3 seqs, 3 squares; 2 models x 3 seqs; 2 models
     # x 2 seqs; TinyLlama at S = 128
     assert counts == {
         "seed": 3,
-        "memory-bound": 5 * 2 * 2 + 3,
-        "matmul": 30 + 8 + 3,
+        "memory-bound": 5 * 2 * 3 + 3,
+        "matmul": 30 + 12 + 3,
         "attention": 6,
         "block": 4,
         "model": 1,
@@ -226,9 +227,9 @@ def test_select() -> None:
     both = names(["rope/qwen2.5-7b/S128,seed/softmax"])
     assert both == names(["seed/softmax", "rope/qwen2.5-7b/S128"])
     assert both == ["seed/softmax", "rope/qwen2.5-7b/S128"]  # registry order
-    assert len(names(["memory-bound"])) == 23
+    assert len(names(["memory-bound"])) == 33  # 5 kinds x 2 models x 3 lengths + 3 large
     matmul = names(["matmul"])  # the group alone, not also seed/add-matmul-relu
-    assert len(matmul) == 41 and "seed/add-matmul-relu" not in matmul
+    assert len(matmul) == 45 and "seed/add-matmul-relu" not in matmul
     assert matmul[:2] == ["proj/q/tinyllama/S32", "proj/kv/tinyllama/S32"]
     assert names(["proj/*/qwen2.5-7b/S32"]) == [
         f"proj/{k}/qwen2.5-7b/S32" for k in ("q", "kv", "o", "gate-up", "down")
@@ -253,13 +254,14 @@ def test_list(capsys) -> None:
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:2] == ["case", "group"]
     assert [line.split()[0] for line in out[1:]] == [
+        "softmax/tinyllama/S32",
         "softmax/tinyllama/S128",
         "softmax/tinyllama/S512",
     ]
-    assert "1x32x512x512" in out[2] and "67.1 MB" in out[2]
+    assert "1x32x512x512" in out[3] and "67.1 MB" in out[3]
     assert main(["bench", "--list", "--filter", "matmul"]) == 0
     rows = capsys.readouterr().out.splitlines()[1:]
-    assert len(rows) == 41 and all(row.split()[1] == "matmul" for row in rows)
+    assert len(rows) == 45 and all(row.split()[1] == "matmul" for row in rows)
     q = next(row for row in rows if row.startswith("proj/q/qwen2.5-7b/S128 "))
     # x 128x3584 + W 3584² + b 3584 + out 128x3584, fp32; 2·128·3584² + 128·3584 FLOPs
     assert "55.1 MB" in q and "3288.8" in q and "W 3584x3584 + b 3584" in q

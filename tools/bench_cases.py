@@ -53,10 +53,11 @@ FP32 = 4  # bytes per element; every case is fp32 today
 
 GROUPS = ("seed", "memory-bound", "matmul", "attention", "block", "model")  # report order
 MODELS = {"tinyllama": "tinyllama-1.1b", "qwen2.5-7b": "qwen2.5-7b"}  # short → config name
-SEQS = (128, 512)
-PROJECTION_SEQS = (32, 128, 512)  # a decode-ish batch of tokens, and two prefills
+SEQS = (128, 512)  # the decoder layers
+PER_OP_SEQS = (32, 128, 512)  # every per-op case: a decode-ish batch of tokens, two prefills
+PROJECTION_SEQS = PER_OP_SEQS
 SQUARES = (1024, 2048, 4096)
-ATTENTION_SEQS = (32, 128, 512)
+ATTENTION_SEQS = PER_OP_SEQS
 WHOLE_MODELS = {"tinyllama": (128,)}  # the model group: short name → sequence lengths
 
 RTOL = 1e-5
@@ -314,7 +315,7 @@ def _rmsnorm(name: str, hidden: int, *lead: int) -> Case:
 def _memory_bound_cases() -> list[Case]:
     cases: list[Case] = []
     for model, d in _model_dims().items():
-        for seq in SEQS:
+        for seq in PER_OP_SEQS:
             h, inter, heads, hd = d["hidden"], d["intermediate"], d["heads"], d["head_dim"]
             tag = f"{model}/S{seq}"
             cases.append(_rmsnorm(f"rmsnorm/{tag}", h, 1, seq))
@@ -445,7 +446,7 @@ def _matmul_cases() -> list[Case]:
                 cases.append(_projection(model, kind, seq, n, k, b))
     for model, d in dims.items():
         h, inter = d["hidden"], d["intermediate"]
-        for seq in SEQS:
+        for seq in PER_OP_SEQS:
             x, hid = (1, seq, h), (1, seq, inter)
             weights = f"Wg, Wu {inter}x{h}"
             cases.append(
