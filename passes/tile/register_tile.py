@@ -48,20 +48,20 @@ The decision is ``tile_factors``: a kernel straight from ``tileify`` (every axis
 ``register_tile`` attribute yet: the pass is idempotent), at least two axes, and a
 contraction (a top-level reduce loop loads an element that not every axis indexes; see
 ``cooperative_reduce.is_contraction``). Each of the last two axes is tiled by its factor
-(``tm`` for the second-to-last, ``tn`` for the last; 4 by default, 1 leaves the axis alone)
-when the factor divides its extent and some load of a reduce loop does not depend on that
-axis (else no load is shared across its copies: nothing to reuse). The pass refuses a
-reduce loop that writes memory. The tiled kernel carries ``register_tile = array<i64: TM,
-TN>`` (``register_tile_of`` reads it). Each thread must keep its whole tile: the K loop
-stays per thread, and ``cooperative-reduce`` leaves a kernel with that attribute alone. The
-pass stays out of the pipeline until it is measured on the GPU (it does not yet back off
-when too few tiles would fill the GPU): ``deplo-opt -p tileify,register-tile,...`` runs it.
+(``tm`` for the second-to-last, ``tn`` for the last; 1 leaves the axis alone) when the
+factor divides its extent and some load of a reduce loop does not depend on that axis
+(else no load is shared across its copies: nothing to reuse). The factors are the cost
+model's by default (``tm = tn = 0``: ``matmul_plan`` in ``matmul_tile.py``, or the tile
+``split-matmul-k`` planned for a kernel of partial sums), and a shape the model has no tile
+for is left to the default schedule. The pass refuses a reduce loop that writes memory.
+The tiled kernel carries ``register_tile = array<i64: TM, TN>`` (``register_tile_of``
+reads it) and, when the cost model chose, ``block_tile = array<i64: Tm, Tn, BK>`` for the
+passes that follow. Each thread keeps its whole tile: the K loop stays per thread, and
+``cooperative-reduce`` leaves a kernel with that attribute alone.
 
-Not done yet (later passes of issue 6): shared-memory tiles of the operands shared by a
-block (``stage-inputs`` for matmuls), a layout of the tile that keeps a warp's loads
-coalesced (``permute-register-tile``: here consecutive threads are ``TN`` columns apart),
-wide (float4) loads of a row of the tile, cp.async and TMA copies, K pipelining and the cost
-model that picks ``TM``/``TN`` from the register budget and the shape.
+The rest of the matmul schedule is later passes: ``chunk-matmul-k`` (K in chunks),
+``blockify-launch`` (the block tile), ``permute-register-tile`` (float4 column strips),
+``stage-inputs`` (each chunk of both operands in shared memory) and ``pad-smem``.
 """
 
 from __future__ import annotations
