@@ -14,8 +14,8 @@ The cases are ``deplodock.bench_cases``. Per case, in one process and one run:
    (``deplodock.reference``), deplodock's outputs poisoned with NaN before it runs,
    compared with PyTorch eager: max |got - want| / max |want| per output, tolerance the
    case's own (``bench_cases``: 1e-5 elementwise and reductions, 1e-4 matmuls and
-   attention, 2e-3 decoder layers, 5e-3 the whole model's logits) unless ``--rtol`` sets one for all. A case that fails is reported
-   and not timed.
+   attention, 2e-3 decoder layers, 5e-3 the whole model's logits) unless ``--rtol`` sets
+   one for all. A case that fails is reported and not timed.
 3. **time**: ``time_graphs`` (CUDA graphs of ``--calls`` back-to-back calls, ``--rounds``
    rounds interleaved between deplodock, eager and torch.compile); the report gives the
    median and [p10, p90] of the per-call time. A slow case (a matmul far from cuBLAS
@@ -42,8 +42,8 @@ calls of a graph run back to back, so a case whose data fits in L2 (50 MB on the
 is measured warm and may exceed the copy bandwidth: that is the figure for a kernel that
 runs right after its producer, not an HBM-bound one.
 
-The compute-bound groups (``FLOP_GROUPS``: matmul, attention, block, model) are shown as achieved TFLOP/s
-(the case's FLOPs over deplodock's median) against the fp32 GEMM ceiling:
+The compute-bound groups (``FLOP_GROUPS``: matmul, attention, block, model) are shown as
+achieved TFLOP/s (the case's FLOPs over deplodock's median) against the fp32 GEMM ceiling:
 ``H200_FP32_GEMM`` on an H200, otherwise a 4096³ fp32 ``torch.mm`` this run measures
 (measured whenever such a case is selected, and reported either way; ``--no-gemm`` skips
 it). Their eager baseline is cuBLAS, and the report labels it so.
@@ -96,7 +96,8 @@ with a case of a FLOP group also measures a GEMM_N³ ``torch.mm`` and reports it
 this figure, so a run on the H200 checks it. The yardstick for "% of fp32 GEMM"."""
 
 GEMM_N = 4096  # the measured GEMM: a 4096 x 4096 by 4096 x 4096 fp32 torch.mm
-FLOP_GROUPS = ("matmul", "attention", "block", "model")  # shown as TFLOP/s against the fp32 GEMM, not GB/s
+# shown as TFLOP/s against the fp32 GEMM, not GB/s
+FLOP_GROUPS = ("matmul", "attention", "block", "model")
 CUBLAS_GROUPS = ("matmul",)  # whose eager baseline is a cuBLAS call (and the epilogue)
 
 DEFAULT_BUDGET_S = 2.0  # timed GPU seconds per case, at most (see plan_timing)

@@ -361,15 +361,18 @@ def _apply_passes(module, level: str, bar: _Bar | None) -> None:
     the observer's printed IR, which costs seconds on a whole model)."""
     from deplodock.dialects import make_context
     from deplodock.passes import get_pass
+    from deplodock.pipeline import Verifier
 
     ctx = make_context()
+    verifier = Verifier()
     for name in passes_between(level_of(module), level):
         if bar is not None:
             bar.draw(name)
         get_pass(name)().apply(ctx, module)
-        module.verify()
+        verifier.after_pass(module)
         if bar is not None:
             bar.advance(name)
+    module.verify()
 
 
 def _op_counts(module, level: str) -> Counter[str]:
