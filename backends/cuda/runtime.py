@@ -54,7 +54,7 @@ def forward_func(module: ModuleOp, entry: str = "forward") -> func.FuncOp:
 
 
 class CompiledProgram:
-    """A kernel-level program compiled to one cubin, callable on CUDA tensors."""
+    """A kernel-level program compiled kernel by kernel, callable on CUDA tensors."""
 
     def __init__(
         self,
@@ -73,11 +73,16 @@ class CompiledProgram:
         self.module = module
         self.func = forward_func(module)
         self.kernels = [op for op in self.func.body.walk() if isinstance(op, kernel.KernelOp)]
-        self.source = emit_cuda(module)
         self.compiled: CompiledKernels = compiled or compile_kernels(
             emit_kernel_sources(module), arch=arch, cache=cache, jobs=jobs
         )
         self._loaded: LoadedKernels | None = None
+
+    @functools.cached_property
+    def source(self) -> str:
+        """The whole program's CUDA as one file, for reading (emitted on first use: the
+        compile itself works kernel by kernel)."""
+        return emit_cuda(self.module)
 
     @property
     def resources(self) -> dict[str, KernelResources]:
