@@ -73,8 +73,8 @@ for 8 x 8 (square 4096: 3551 -> 3030 us)."""
 
 EFFICIENCY = {(8, 8): 0.85, (4, 8): 0.7, (4, 4, 16): 0.55, (4, 4, 8): 0.31}
 """Fraction of an SM's fp32 peak a block tile reaches when every SM is busy, measured on
-the H200 (``scratch`` probe of session 3: 128 x 128 at 0.82-0.92, 64 x 64 0.56, 32 x 64
-0.31); 64 x 128 is interpolated."""
+the H200 (session 3, one-off probes of the bench shapes: 128 x 128 at 0.82-0.92, 64 x 64
+0.56, 32 x 64 0.31); 64 x 128 is interpolated."""
 
 SM_FLOPS = 51e12 / tile.NUM_SMS  # cuBLAS's fp32 GEMM rate on the H200, per SM
 HBM_BYTES_PER_S = 3.0e12  # what a partial-sum round trip streams at, roughly
