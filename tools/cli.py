@@ -682,8 +682,13 @@ def _bench(
     rounds: int = 30,
     calls: int = 20,
 ) -> None:
-    """Time deplodock against eager and torch.compile, side by side in one run."""
+    """Time deplodock against eager and torch.compile, side by side in one run, all in
+    fp32 (TF32 off for cuBLAS and torch.compile, as ``deplodock bench`` does)."""
     import torch
+
+    from deplodock.bench import strict_fp32
+
+    strict_fp32()
 
     from deplodock.backends.cuda.timing import time_graphs
 

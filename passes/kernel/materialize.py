@@ -60,6 +60,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import kernel, loop, tile
@@ -438,3 +439,7 @@ class Materialize(ModulePass):
                 [LowerLoopFor(), LowerStridedFor(), LowerAccess()], dce_enabled=False
             ),
         ).rewrite_module(op)
+        # Index math and constants the rewrites left unused (a staged load no longer
+        # reads the K index; each lowered loop made its own start constant).
+        for kern in [k for k in op.walk() if isinstance(k, kernel.KernelOp)]:
+            region_dce(kern.body)
