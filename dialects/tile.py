@@ -553,8 +553,7 @@ class StageOp(IRDLOperation):
             loop_ is not None and getattr(loop_, "name", "") != "loop.for"
         ):
             raise VerifyException(
-                "tile.stage: stages sit at the top level of a tile.kernel or of a loop.for "
-                "there"
+                "tile.stage: stages sit at the top level of a tile.kernel or of a loop.for there"
             )
         if loop_ is None and (self.buffer_count != 1 or self.is_async):
             raise VerifyException(
@@ -620,9 +619,7 @@ class StageOp(IRDLOperation):
         map, index_operands = parse_indices(parser)
         properties: dict[str, Attribute] = {"map": AffineMapAttr(map)}
         if parser.parse_optional_keyword("box") is not None:
-            box = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, parser.parse_integer
-            )
+            box = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
             properties["box"] = ArrayAttr([IntAttr(e) for e in box])
         if parser.parse_optional_keyword("transpose") is not None:
             properties["transpose"] = UnitAttr()

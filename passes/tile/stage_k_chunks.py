@@ -85,9 +85,7 @@ class StageKChunks(RewritePattern):
             uniform = {*blocks, outer.induction_var}
             local_values = [*threads, inner.induction_var]
             for buffer in op.input_buffers:
-                used += self._stage(
-                    op, outer, inner, buffer, uniform, local_values, used, rewriter
-                )
+                used += self._stage(op, outer, inner, buffer, uniform, local_values, used, rewriter)
 
     def _stage(
         self,
@@ -111,9 +109,7 @@ class StageKChunks(RewritePattern):
             dims = []
             for expr in load.map.data.results:
                 form = expr_linear_form(expr, forms)  # type: ignore[arg-type]
-                if form is None or any(
-                    v not in uniform and v not in local_values for v in form[0]
-                ):
+                if form is None or any(v not in uniform and v not in local_values for v in form[0]):
                     return 0
                 dims.append(_split(form, uniform))
             splits.append(dims)
