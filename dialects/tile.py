@@ -468,11 +468,10 @@ class StageOp(IRDLOperation):
         ``transpose``/``pad`` make the stored layout differ from it."""
         map, operands = index_map_for(map, indices)
         properties: dict[str, Attribute] = {"map": AffineMapAttr(map)}
-        if not isinstance(slab, MemRefType) and not transpose and not pad:
-            slab = MemRefType(source.type.element_type, list(slab))  # type: ignore[attr-defined]
         if not isinstance(slab, MemRefType):
             box = list(slab)
-            properties["box"] = ArrayAttr([IntAttr(e) for e in box])
+            if transpose or pad:  # else the stored type says it all
+                properties["box"] = ArrayAttr([IntAttr(e) for e in box])
             if transpose:
                 properties["transpose"] = UnitAttr()
             if pad:

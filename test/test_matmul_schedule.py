@@ -37,7 +37,7 @@ from deplodock.passes.tile.matmul_tile import (
 )
 from deplodock.passes.tile.register_tile import register_tile_of
 from deplodock.pipeline import PASSES_TO, lower
-from deplodock.reference import fresh_inputs
+from deplodock.reference import fresh_inputs, relative_error
 
 RTOL = 1e-5
 PASSES = (*PASSES_TO["tile"], *PASSES_TO["kernel"])
@@ -149,12 +149,6 @@ def stages(name: str) -> Stages:
     return Stages(texts, inputs, expected, [w.numpy() for w in reference()])
 
 
-def _relative_error(got: np.ndarray, want: np.ndarray) -> float:
-    want = np.asarray(want, dtype=np.float64)
-    diff = np.abs(np.asarray(got, dtype=np.float64) - want)
-    return float(np.max(diff)) / (float(np.max(np.abs(want))) or 1.0)
-
-
 def _matmul_kernels(text: str, kind: type) -> list:
     return [
         op
@@ -170,7 +164,7 @@ def _matmul_kernels(text: str, kind: type) -> list:
 def test_loop_level_matches_the_reference(name: str) -> None:
     got = stages(name)
     for out, want in zip(got.expected, got.reference, strict=True):
-        assert _relative_error(out, want) <= RTOL
+        assert relative_error(out, want) <= RTOL
 
 
 @pytest.mark.parametrize(("name", "pass_name"), [(n, p) for n in CORPUS for p in PASSES])
@@ -180,7 +174,7 @@ def test_pass_preserves_meaning(name: str, pass_name: str) -> None:
     outputs = run_forward(_parse(got.texts[pass_name]), got.inputs)
     for i, (out, want) in enumerate(zip(outputs, got.expected, strict=True)):
         assert not np.isnan(out).any(), f"output {i}: elements left unwritten after {pass_name}"
-        error = _relative_error(out, want)
+        error = relative_error(out, want)
         assert error <= RTOL, f"output {i}: {pass_name} changed the result ({error:.2e})"
 
 

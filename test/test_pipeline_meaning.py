@@ -18,6 +18,7 @@ from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import graph_inputs, import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import get_pass
+from deplodock.reference import relative_error
 
 EXPRESSIONS = [
     "torch.nn.RMSNorm(64)(torch.randn(1,8,64))",
@@ -33,11 +34,6 @@ EXPRESSIONS = [
 ]
 
 PASSES = ["decompose", "lift-to-loop", "fuse"]
-
-
-def _relative_error(got: np.ndarray, want: np.ndarray) -> float:
-    scale = float(np.max(np.abs(want))) or 1.0
-    return float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / scale
 
 
 @pytest.mark.parametrize("expr", EXPRESSIONS)
@@ -65,4 +61,4 @@ def test_each_pass_preserves_meaning(expr: str) -> None:
         (got,) = run_forward(module, args)
         assert got.shape == want.shape
         assert not np.isnan(got).any(), f"unwritten elements after {name}"
-        assert _relative_error(got, want) <= 1e-5, f"{name} changed the result of {expr}"
+        assert relative_error(got, want) <= 1e-5, f"{name} changed the result of {expr}"

@@ -12,14 +12,15 @@ from dataclasses import dataclass
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
-from deplodock.dialects import tile
+from deplodock.dialects import make_context, tile
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import get_pass
-from deplodock.pipeline import PassStep, Verifier, lower
+from deplodock.pipeline import Verifier, lower
 
 
 def _loop_module() -> ModuleOp:
@@ -57,14 +58,28 @@ def test_bad_ir_is_caught_at_the_pass_that_made_it() -> None:
     assert seen == []  # raised right after tileify, before any later pass ran
 
 
-def test_only_new_ops_are_verified_again() -> None:
+def test_only_new_ops_are_verified_again(monkeypatch) -> None:
+    """After a pass, the top-level ops it made are verified; ops seen before are not."""
     module = _loop_module()
+    verified: list[Operation] = []
+    real_verify = Operation.verify
+
+    def counting(op: Operation, *args, **kwargs):
+        verified.append(op)
+        return real_verify(op, *args, **kwargs)
+
     verifier = Verifier()
+    monkeypatch.setattr(Operation, "verify", counting)
     verifier.after_pass(module)
-    verified = set(map(id, verifier.seen))
-    assert verified  # every top-level op of @forward, once
-    verifier.after_pass(module)  # nothing changed: nothing new to verify
-    assert set(map(id, verifier.seen)) == verified
-    steps: list[PassStep] = []
-    lower(module, to="tile", observer=steps.append)
-    assert [s.name for s in steps][0] == "tileify"
+    top = list(next(iter(module.ops)).body.block.ops)  # @forward's kernels and return
+    assert [op for op in verified if op in top] == top
+    verified.clear()
+    verifier.after_pass(module)  # nothing changed: nothing verified again
+    assert verified == []
+    monkeypatch.undo()
+    get_pass("tileify")().apply(make_context(), module)  # every kernel replaced
+    monkeypatch.setattr(Operation, "verify", counting)
+    verifier.after_pass(module)
+    kernels = [op for op in verified if isinstance(op, tile.KernelOp)]
+    assert kernels and all(k.parent_op() is not None for k in kernels)
+    assert len(kernels) == len([o for o in module.walk() if isinstance(o, tile.KernelOp)])

@@ -52,7 +52,7 @@ from deplodock.frontends.export import graph_inputs, import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import get_pass
 from deplodock.pipeline import lower
-from deplodock.reference import fresh_inputs
+from deplodock.reference import fresh_inputs, relative_error
 
 RTOL = 1e-5
 
@@ -75,12 +75,6 @@ CHUNKED = tuple(
     (name, {"chunks": 4} if name == "chunk-reduce" else {}) for name in SCHEDULE.SCHEDULE
 )
 
-
-def _relative_error(got: np.ndarray, want: np.ndarray) -> float:
-    want = np.asarray(want, dtype=np.float64)
-    scale = float(np.max(np.abs(want))) if want.size else 0.0
-    diff = np.abs(np.asarray(got, dtype=np.float64) - want)
-    return float(np.max(diff)) / (scale or 1.0) if diff.size else 0.0
 
 
 def _parse(text: str) -> ModuleOp:
@@ -193,7 +187,7 @@ def test_first_level_matches_the_reference(name: str) -> None:
     got = stages(name)
     assert got.reference is not None
     for out, want in zip(got.expected, got.reference, strict=True):
-        assert _relative_error(out, want) <= RTOL
+        assert relative_error(out, want) <= RTOL
 
 
 @pytest.mark.parametrize(
@@ -207,7 +201,7 @@ def test_pass_preserves_meaning(name: str, pass_name: str) -> None:
     for i, (out, want) in enumerate(zip(outputs, got.expected, strict=True)):
         assert out.shape == want.shape
         assert not np.isnan(out).any(), f"output {i}: elements left unwritten after {pass_name}"
-        error = _relative_error(out, want)
+        error = relative_error(out, want)
         assert error <= RTOL, f"output {i}: {pass_name} changed the result ({error:.2e})"
 
 
@@ -220,7 +214,7 @@ def test_chunked_runs_agree(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for text in got.texts.values():
         outputs = run_forward(_parse(text), got.inputs)
         for out, want in zip(outputs, got.expected, strict=True):
-            assert _relative_error(out, want) <= RTOL
+            assert relative_error(out, want) <= RTOL
 
 
 def test_corpus_reaches_every_level() -> None:
@@ -267,7 +261,7 @@ def test_full_size_softmax_first_middle_last_blocks() -> None:
     (out,) = trace.outputs
     flat_x, flat_out = x.reshape(-1, 2048), out.reshape(-1, 2048)
     e = np.exp(flat_x[rows].astype(np.float64) - flat_x[rows].max(-1, keepdims=True))
-    assert _relative_error(flat_out[rows], e / e.sum(-1, keepdims=True)) <= RTOL
+    assert relative_error(flat_out[rows], e / e.sum(-1, keepdims=True)) <= RTOL
     assert np.isnan(out).sum() == out.size - written.size  # the skipped blocks: still NaN
 
 
@@ -282,7 +276,7 @@ def test_full_size_rms_norm_chosen_blocks() -> None:
         assert written[0, rows].all()
         (out,) = trace.outputs
         assert np.isnan(out[~written]).all()
-        assert _relative_error(out[written], want[written]) <= RTOL
+        assert relative_error(out[written], want[written]) <= RTOL
 
 
 def test_block_selection() -> None:

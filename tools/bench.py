@@ -858,6 +858,18 @@ def _environment(args, gpu: bool) -> dict[str, Any]:
     }
 
 
+def _measure_ceiling(env: dict[str, Any], key: str, what: str, measure, show) -> None:
+    """One machine ceiling measured into ``env[key]`` (or why not, ``env[key + "_error"]``:
+    the run goes on with the named constant), then the GPU memory it used freed."""
+    try:
+        env[key] = measure()
+        print(f"{what}: {show(env[key])}")
+    except Exception as error:
+        env[f"{key}_error"] = _describe(error)
+        print(f"{what} not measured: {env[f'{key}_error']}")
+    _free_gpu_memory()
+
+
 def run_bench(args: argparse.Namespace) -> int:
     cases = select(args.filter)
     if not cases:
@@ -880,21 +892,21 @@ def run_bench(args: argparse.Namespace) -> int:
     if gpu:
         print(f"deplodock bench: {len(cases)} cases on {env['gpu']} (seed {args.seed})")
         if not args.no_copy:
-            try:
-                env["copy"] = _measure_copy(args)
-                print(f"device-to-device copy: {env['copy']['bandwidth'] / 1e12:.2f} TB/s")
-            except Exception as error:
-                env["copy_error"] = _describe(error)
-                print(f"device-to-device copy not measured: {env['copy_error']}")
-            _free_gpu_memory()
+            _measure_ceiling(
+                env,
+                "copy",
+                "device-to-device copy",
+                lambda: _measure_copy(args),
+                lambda m: f"{m['bandwidth'] / 1e12:.2f} TB/s",
+            )
         if not args.no_gemm and any(c.group in FLOP_GROUPS for c in cases):
-            try:
-                env["gemm"] = _measure_gemm(args)
-                print(f"fp32 GEMM ({GEMM_N}³): {env['gemm']['flop_rate'] / 1e12:.1f} TFLOP/s")
-            except Exception as error:
-                env["gemm_error"] = _describe(error)
-                print(f"fp32 GEMM not measured: {env['gemm_error']}")
-            _free_gpu_memory()
+            _measure_ceiling(
+                env,
+                "gemm",
+                f"fp32 GEMM ({GEMM_N}³)",
+                lambda: _measure_gemm(args),
+                lambda m: f"{m['flop_rate'] / 1e12:.1f} TFLOP/s",
+            )
     else:
         print(f"deplodock bench: {len(cases)} cases, compile only (no GPU)")
     reference, _ = reference_bandwidth(env)

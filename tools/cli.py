@@ -357,22 +357,14 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
 
 
 def _apply_passes(module, level: str, bar: _Bar | None) -> None:
-    """``lower(module, to=level)`` pass by pass, advancing ``bar`` after each (without
-    the observer's printed IR, which costs seconds on a whole model)."""
-    from deplodock.dialects import make_context
-    from deplodock.passes import get_pass
-    from deplodock.pipeline import Verifier
+    """``lower(module, to=level)``, advancing ``bar`` after each pass (without the
+    observer's printed IR, which costs seconds on a whole model)."""
 
-    ctx = make_context()
-    verifier = Verifier()
-    for name in passes_between(level_of(module), level):
+    def progress(name: str, done: bool) -> None:
         if bar is not None:
-            bar.draw(name)
-        get_pass(name)().apply(ctx, module)
-        verifier.after_pass(module)
-        if bar is not None:
-            bar.advance(name)
-    module.verify()
+            (bar.advance if done else bar.draw)(name)
+
+    lower(module, to=level, progress=progress)
 
 
 def _op_counts(module, level: str) -> Counter[str]:

@@ -115,10 +115,13 @@ def lower(
     ctx: Context | None = None,
     observer: Observer | None = None,
     options: dict[str, ModulePass] | None = None,
+    progress: Callable[[str, bool], None] | None = None,
 ) -> ModuleOp:
     """Lower ``module`` in place to level ``to`` (``cuda`` stops at kernel; emit after).
 
     ``options`` maps a pass name to a configured instance, overriding its defaults.
+    ``observer`` hears each step with the IR before and after (printing it costs seconds
+    on a whole model); ``progress(name, done)`` only hears a pass start and end.
     """
     ctx = ctx or make_context()
     start = level_of(module)
@@ -130,8 +133,12 @@ def lower(
         index = everything.index(name) + 1  # numbered as in the full pipeline
         pass_ = (options or {}).get(name) or get_pass(name)()
         before = str(module) if observer else ""
+        if progress:
+            progress(name, False)
         pass_.apply(ctx, module)
         verifier.after_pass(module)
+        if progress:
+            progress(name, True)
         if observer:
             observer(PassStep(index, name, before, str(module), _notes(name, module), module))
     module.verify()

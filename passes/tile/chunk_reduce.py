@@ -83,7 +83,7 @@ def _outside_values(op: Operation) -> list[SSAValue]:
     return list(seen.values())
 
 
-def _qualifies(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
+def reads_only_inputs(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
     """A top-level reduce reading only axes, input buffers and constants."""
     args = set(kernel.body.block.args[: kernel.num_axes + len(kernel.inputs)])
     for value in _outside_values(reduce):
@@ -140,14 +140,16 @@ def _rebuild(kernel: tile.KernelOp, extra_axes: int, extra_inputs: list[SSAValue
     position = len(axes) + len(kernel.inputs)
     for i, value in enumerate(extra_inputs):
         block.insert_arg(buffer_type(value.type), position + i).name_hint = "part_b"
+    return _replace_kernel(kernel, axes, [*kernel.inputs, *extra_inputs])
+
+
+def _replace_kernel(
+    kernel: tile.KernelOp, axes: list[tuple[int, str]], inputs: list[SSAValue]
+) -> tile.KernelOp:
+    """A kernel of these axes and inputs (its body's block arguments already match them)
+    taking ``kernel``'s body, name, results and attributes, in its place."""
     body = Rewriter.move_region_contents_to_new_regions(kernel.body)
-    new = tile.KernelOp(
-        kernel.sym_name.data,
-        axes,
-        [*kernel.inputs, *extra_inputs],
-        [r.type for r in kernel.results],
-        body,
-    )
+    new = tile.KernelOp(kernel.sym_name.data, axes, inputs, [r.type for r in kernel.results], body)
     new.attributes.update(kernel.attributes)
     Rewriter.replace_op(kernel, new)
     return new
@@ -251,17 +253,7 @@ def _drop_unused_inputs(kernel: tile.KernelOp) -> None:
     for i in reversed(unused):
         block.erase_arg(buffers[i])
     inputs = [v for i, v in enumerate(kernel.inputs) if i not in unused]
-    axes = [(e, b) for _, e, b in kernel.axes]
-    body = Rewriter.move_region_contents_to_new_regions(kernel.body)
-    new = tile.KernelOp(
-        kernel.sym_name.data,
-        axes,
-        inputs,
-        [r.type for r in kernel.results],
-        body,
-    )
-    new.attributes.update(kernel.attributes)
-    Rewriter.replace_op(kernel, new)
+    _replace_kernel(kernel, [(e, b) for _, e, b in kernel.axes], inputs)
 
 
 @dataclass(frozen=True)
@@ -289,7 +281,7 @@ class ChunkReduce(ModulePass):
             reduces = [
                 o for o in kernel.body.block.ops if isinstance(o, loop.ForOp) and o.is_reduce
             ]
-            if len(reduces) != 1 or not _qualifies(kernel, reduces[0]):
+            if len(reduces) != 1 or not reads_only_inputs(kernel, reduces[0]):
                 continue
             rows = 1
             for _, extent, _ in kernel.axes:

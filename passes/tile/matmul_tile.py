@@ -71,7 +71,7 @@ CANDIDATES = (
 the 4 x 4 tiles (square 1024: 128 -> 78 us; TinyLlama q_proj at S=128: 157 -> 71 us), 8
 for 8 x 8 (square 4096: 3551 -> 3030 us)."""
 
-EFFICIENCY = {(8, 8): 0.85, (4, 8): 0.7, (4, 4, 16): 0.55, (4, 4, 8): 0.31}
+EFFICIENCY = {(128, 128): 0.85, (64, 128): 0.7, (64, 64): 0.55, (32, 64): 0.31}
 """Fraction of an SM's fp32 peak a block tile reaches when every SM is busy, measured on
 the H200 (session 3, one-off probes of the bench shapes: 128 x 128 at 0.82-0.92, 64 x 64
 0.56, 32 x 64 0.31); 64 x 128 is interpolated."""
@@ -84,9 +84,8 @@ MAX_SPLITS = 32
 
 
 def _efficiency(c: MatmulTile) -> float:
-    if (c.tm, c.tn) in EFFICIENCY:
-        return EFFICIENCY[(c.tm, c.tn)]
-    return EFFICIENCY.get((c.tm, c.tn, c.threads_m), 0.3)
+    """``EFFICIENCY`` of the block tile; a tile never measured counts as the worst."""
+    return EFFICIENCY.get((c.block_m, c.block_n), min(EFFICIENCY.values()))
 
 
 def estimate_seconds(c: MatmulTile, m: int, n: int, k: int, batch: int, splits: int) -> float:

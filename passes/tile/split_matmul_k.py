@@ -42,7 +42,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
-from deplodock.passes.tile.chunk_reduce import _qualifies, split
+from deplodock.passes.tile.chunk_reduce import reads_only_inputs, split
 from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
 from deplodock.passes.tile.matmul_tile import (
     PLANNED_TILE,
@@ -68,7 +68,7 @@ def split_plan(kernel: tile.KernelOp, splits: int = 0) -> tuple[loop.ForOp, Matm
     (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
     if not (shares_loads_across(reduces, m) and shares_loads_across(reduces, n)):
         return None
-    if not _qualifies(kernel, reduce):
+    if not reads_only_inputs(kernel, reduce):
         return None
     batch = 1
     for _, extent, _ in axes[:-2]:
