@@ -23,6 +23,7 @@ only inside a kernel, and no barrier under control flow that depends on the thre
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
@@ -264,11 +265,11 @@ class BlockIdOp(_IdOp):
         return kernel.grid_shape[DIMS.index(self.dim.data)]
 
 
-@irdl_op_definition
-class SharedOp(IRDLOperation):
-    """``%s = kernel.shared "acc0_smem" : memref<8xf32>``: a block's shared array."""
+class _ArrayOp(IRDLOperation):
+    """An array a kernel allocates by name: ``%s = kernel.<shared|local> "name" : memref``."""
 
-    name = "kernel.shared"
+    WHAT: ClassVar[str] = "an array"
+
     sym_name = prop_def(StringAttr)
     result = result_def(MemRefType)
     traits = traits_def(MemoryAllocEffect())
@@ -288,7 +289,7 @@ class SharedOp(IRDLOperation):
         kernel = enclosing_kernel(self)
         if kernel is None or self.parent_op() is not kernel:
             raise VerifyException(
-                "kernel.shared: shared memory is allocated at the top level of a kernel.kernel"
+                f"{self.name}: {self.WHAT} is allocated at the top level of a kernel.kernel"
             )
 
     def print(self, printer: Printer) -> None:
@@ -299,16 +300,36 @@ class SharedOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
     @classmethod
-    def parse(cls, parser: Parser) -> SharedOp:
+    def parse(cls, parser: Parser):
         name = parser.parse_str_literal()
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         type_ = parser.parse_type()
         if not isinstance(type_, MemRefType):
-            parser.raise_error("kernel.shared allocates a memref")
+            parser.raise_error(f"{cls.name} allocates a memref")
         op = cls(name, type_)
         op.attributes.update(attrs)
         return op
+
+
+@irdl_op_definition
+class SharedOp(_ArrayOp):
+    """``%s = kernel.shared "acc0_smem" : memref<8xf32>``: a block's shared array."""
+
+    name = "kernel.shared"
+    WHAT: ClassVar[str] = "shared memory"
+
+
+@irdl_op_definition
+class LocalOp(_ArrayOp):
+    """``%r = kernel.local "x_regs" : memref<4xf32>``: a small array of each thread's own.
+
+    Indexed by constants once the loops around its accesses are unrolled, it lives in
+    registers (``float x_regs[4]``); ``materialize`` holds the next K chunk in one while
+    the current chunk is computed (register prefetch, see ``stage_fills``)."""
+
+    name = "kernel.local"
+    WHAT: ClassVar[str] = "a thread's local array"
 
 
 def _element_bytes(type_: Attribute) -> int:
@@ -689,6 +710,7 @@ Kernel = Dialect(
         ThreadIdOp,
         BlockIdOp,
         SharedOp,
+        LocalOp,
         BarrierOp,
         ShflXorOp,
         ForOp,

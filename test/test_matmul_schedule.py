@@ -49,7 +49,17 @@ class Program:
     tile: tuple[int, int]  # the register tile the schedule must pick
     stages: int  # slabs staged per K chunk
     options: dict = field(default_factory=dict)  # pass name -> options (else the cost model's)
-    pipelined: bool = False  # double-buffered cp.async K loop (the cost model says no today)
+    # How the K loop refills its slabs: "prefetch" (the cost model's: two buffers, the next
+    # chunk loaded into registers during the compute), "single" (one buffer, two barriers a
+    # chunk) or "async" (two buffers, 4-byte cp.async one chunk ahead; slower, kept tested).
+    schedule: str = "prefetch"
+
+
+SCHEDULE_OPTIONS = {
+    "prefetch": {},
+    "single": {"double-buffer": {"max_bytes": 0}},
+    "async": {"double-buffer": {"always": True}, "async-copy": {"narrow": True}},
+}
 
 
 CORPUS = {
@@ -85,26 +95,39 @@ CORPUS = {
     "split_k": Program(
         "torch.nn.functional.linear(torch.randn(1,32,512), torch.randn(256,512))", (4, 4), 2
     ),
-    # the same schedules with the K loop pipelined (cp.async, two buffers)
-    "linear_pipelined": Program(
+    # the same schedules single-buffered, and pipelined by cp.async
+    "linear_single": Program(
         "torch.nn.functional.linear(torch.randn(1,128,256), torch.randn(512,256))",
         (4, 4),
         2,
-        pipelined=True,
+        schedule="single",
     ),
-    "linear_8x8_pipelined": Program(
+    "linear_8x8_single": Program(
         "torch.nn.functional.linear(torch.randn(1,128,64), torch.randn(256,64))",
         (8, 8),
         2,
         {"register-tile": {"tm": 8, "tn": 8, "threads_m": 16, "threads_n": 16}},
-        pipelined=True,
+        schedule="single",
     ),
-    "bias_relu_pipelined": Program(
+    "linear_async": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,256), torch.randn(512,256))",
+        (4, 4),
+        2,
+        schedule="async",
+    ),
+    "linear_8x8_async": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,64), torch.randn(256,64))",
+        (8, 8),
+        2,
+        {"register-tile": {"tm": 8, "tn": 8, "threads_m": 16, "threads_n": 16}},
+        schedule="async",
+    ),
+    "bias_relu_async": Program(
         "torch.relu(torch.nn.functional.linear(torch.randn(1,64,128), torch.randn(128,128),"
         " torch.randn(128)))",
         (4, 4),
         2,
-        pipelined=True,
+        schedule="async",
     ),
     # the seed's prologue x + b inside the K loop: b[k] is a slab of its own
     "seed_prologue": Program(
@@ -138,9 +161,7 @@ def stages(name: str) -> Stages:
     inputs = [a.numpy().copy() for a in args]
     ctx = make_context()
     texts = {"input": str(module)}
-    options = dict(program.options)
-    if program.pipelined:
-        options["double-buffer"] = {"always": True}
+    options = {**program.options, **SCHEDULE_OPTIONS[program.schedule]}
     for pass_name in PASSES:
         get_pass(pass_name)(**options.get(pass_name, {})).apply(ctx, module)
         module.verify()
@@ -226,28 +247,79 @@ def test_permuted_columns_are_float4_strips() -> None:
     assert "((d0 * 128) + (d1 * 4)) + 65" in after
 
 
-PIPELINED = [name for name, program in CORPUS.items() if program.pipelined]
+def _named(schedule: str) -> list[str]:
+    return [name for name, program in CORPUS.items() if program.schedule == schedule]
 
 
-@pytest.mark.parametrize("name", [n for n in CORPUS if n not in PIPELINED])
-def test_two_barriers_per_k_chunk(name: str) -> None:
-    """Single-buffered: a barrier before the refill (the last chunk's readers are done),
-    one after it (every element landed), then the chunk's compute."""
+def _k_loops(name: str) -> list[kernel.ForOp]:
     kernels = _matmul_kernels(stages(name).texts["materialize"], kernel.KernelOp)
-    k_outer = [
+    loops = [
         op
         for kern in kernels
         for op in kern.body.block.ops
         if isinstance(op, kernel.ForOp) and op.kinds
     ]
-    assert k_outer
-    for loop_op in k_outer:
+    assert loops
+    return loops
+
+
+@pytest.mark.parametrize("name", _named("single"))
+def test_two_barriers_per_k_chunk(name: str) -> None:
+    """Single-buffered: a barrier before the refill (the last chunk's readers are done),
+    one after it (every element landed), then the chunk's compute."""
+    for loop_op in _k_loops(name):
         barriers = [op for op in loop_op.body.block.ops if isinstance(op, kernel.BarrierOp)]
         assert len(barriers) == 2
         assert not any(isinstance(op, kernel.CpAsyncOp) for op in loop_op.walk())
 
 
-@pytest.mark.parametrize("name", PIPELINED)
+@pytest.mark.parametrize("name", _named("prefetch"))
+def test_prefetch_k_loop(name: str) -> None:
+    """Register prefetch: chunk 0 is filled before the loop; each iteration loads the next
+    chunk into local arrays, computes, stores the arrays to the other buffer, and ends at
+    its only barrier."""
+    for loop_op in _k_loops(name):
+        ops = list(loop_op.body.block.ops)
+        fills = [op for op in ops if isinstance(op, kernel.ForOp) and not op.kinds]
+        (compute,) = [op for op in ops if isinstance(op, kernel.ForOp) and op.kinds]
+        loads = [f for f in fills if ops.index(f) < ops.index(compute)]
+        stores = [f for f in fills if ops.index(f) > ops.index(compute)]
+        assert loads and len(loads) == len(stores)
+        for load_half, store_half in zip(loads, stores, strict=True):
+            (kept,) = [o for o in load_half.walk() if isinstance(o, kernel.StoreOp)]
+            (held,) = [o for o in store_half.walk() if isinstance(o, kernel.LoadOp)]
+            assert isinstance(kept.buffer.owner, kernel.LocalOp)
+            assert held.buffer is kept.buffer
+        assert [type(op) for op in ops[-2:]] == [kernel.BarrierOp, kernel.YieldOp]
+        assert sum(isinstance(op, kernel.BarrierOp) for op in ops) == 1
+        assert not any(isinstance(op, kernel.CpAsyncOp) for op in loop_op.walk())
+
+
+def test_race_checker_catches_a_prefetch_without_its_barrier() -> None:
+    """Without the iteration's barrier, a fast warp reads the next chunk's buffer while a
+    slow warp is still storing it."""
+    got = stages("linear")
+    lines = got.texts["materialize"].splitlines()
+    last = max(i for i, line in enumerate(lines) if line.strip() == "kernel.barrier")
+    broken = _parse("\n".join(lines[:last] + lines[last + 1 :]))
+    with pytest.raises(SharedMemoryRace, match="race"):
+        run_forward(broken, got.inputs, blocks=[0])
+
+
+def test_race_checker_catches_a_prefetch_into_the_buffer_being_read() -> None:
+    """Storing the next chunk into the buffer this iteration computes from overwrites what
+    another warp may still read."""
+    got = stages("linear")
+    text = got.texts["materialize"]
+    assert "%buf_next" in text
+    # The store halves' shared stores name %buf_next: point them at %buf instead.
+    assert "[%buf_next, " in text
+    broken = _parse(text.replace("[%buf_next, ", "[%buf, "))
+    with pytest.raises(SharedMemoryRace, match="race"):
+        run_forward(broken, got.inputs, blocks=[0])
+
+
+@pytest.mark.parametrize("name", _named("async"))
 def test_pipelined_k_loop(name: str) -> None:
     """Chunk 0 is copied before the loop; each iteration copies the next chunk behind a
     guard, commits, waits for all but that group, and computes between two barriers."""
@@ -274,7 +346,7 @@ def _broken(text: str, old: str, new: str) -> ModuleOp:
 
 def test_race_checker_catches_an_early_wait() -> None:
     """Waiting for all but two groups leaves the chunk being computed in flight."""
-    got = stages("linear_pipelined")
+    got = stages("linear_async")
     text = got.texts["materialize"]
     early = _broken(text, "kernel.cp_async_wait 1", "kernel.cp_async_wait 2")
     with pytest.raises(SharedMemoryRace, match="still in flight"):
@@ -284,7 +356,7 @@ def test_race_checker_catches_an_early_wait() -> None:
 def test_race_checker_catches_a_missing_barrier() -> None:
     """Without the barrier after the wait, a warp reads what another warp's copy wrote;
     without the trailing one, the next copy overwrites what a slow warp still reads."""
-    got = stages("linear_pipelined")
+    got = stages("linear_async")
     text = got.texts["materialize"]
     lines = text.splitlines()
     wait = next(i for i, line in enumerate(lines) if "kernel.cp_async_wait 1" in line)
@@ -300,7 +372,7 @@ def test_race_checker_catches_a_missing_barrier() -> None:
 
 def test_verifier_refuses_a_wait_on_an_open_group() -> None:
     """Drop the loop's commit: its wait would follow copies no group holds."""
-    text = stages("linear_pipelined").texts["materialize"]
+    text = stages("linear_async").texts["materialize"]
     in_loop = text.index("kernel.cp_async_commit", text.index("scf.if"))
     uncommitted = text[:in_loop] + text[in_loop + len("kernel.cp_async_commit") :]
     with pytest.raises(VerifyException, match="not committed"):
@@ -354,12 +426,14 @@ def test_cuda_compiles_for_sm90_without_spills(name: str) -> None:
     compiled = compile_cuda(source, arch="sm_90")
     for name_, resources in compiled.resources.items():
         assert resources.spill_stores == 0 and resources.spill_loads == 0, (name_, resources)
+        # the prefetch's local arrays live in registers: no stack frame
+        assert resources.local_bytes == 0, (name_, resources)
 
 
 def test_race_checker_catches_a_missing_refill_barrier() -> None:
     """Single-buffered, without the barrier before a refill a fast warp overwrites the
     chunk a slow warp is still reading."""
-    got = stages("linear")
+    got = stages("linear_single")
     text = got.texts["materialize"]
     barrier = text.index("kernel.barrier")  # the first: before the first refill
     broken = text[:barrier] + text[barrier + len("kernel.barrier") :]

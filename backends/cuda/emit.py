@@ -31,7 +31,8 @@ operands), so loads can take the read-only path. The walk is one-to-one:
 * ``kernel.cp_async`` / ``_commit`` / ``_wait N`` → the PTX ``cp.async.ca.shared.global``
   (4 bytes), ``cp.async.commit_group`` and ``cp.async.wait_group N`` in inline asm.
 * ``scf.if`` → ``if``; ``kernel.barrier`` → ``__syncthreads()``; ``kernel.shfl_xor`` →
-  ``__shfl_xor_sync(0xffffffff, v, offset)``; ``kernel.shared`` → ``__shared__ T name[N]``.
+  ``__shfl_xor_sync(0xffffffff, v, offset)``; ``kernel.shared`` → ``__shared__ T name[N]``;
+  ``kernel.local`` → ``T name[N]`` (registers, once its indices are constants).
 
 ``arith.maximumf``/``minimumf`` (relu, max reductions) print as ``maximumf``/``minimumf``,
 helpers emitted with the kernels that propagate NaN as MLIR and PyTorch do (``max.NaN.f32``
@@ -524,6 +525,16 @@ class _KernelEmitter:
         element = scalar_type(type_.element_type)
         self.line(f"__shared__ __align__({SHARED_ALIGNMENT}) {element} {name}[{_numel(type_)}];")
 
+    def local(self, op: kernel.LocalOp) -> None:
+        """A thread's own array: registers once its (unrolled) accesses use constant
+        indices; aligned for its float4 accesses."""
+        type_ = op.result.type
+        assert isinstance(type_, MemRefType)
+        name = self._fresh(op.sym_name.data, "regs")
+        self.names[op.result] = name
+        element = scalar_type(type_.element_type)
+        self.line(f"__align__(16) {element} {name}[{_numel(type_)}];")
+
     def barrier(self, op: kernel.BarrierOp) -> None:
         self.line("__syncthreads();")
 
@@ -823,6 +834,7 @@ _HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = 
     kernel.ThreadIdOp: _KernelEmitter.thread_id,
     kernel.BlockIdOp: _KernelEmitter.block_id,
     kernel.SharedOp: _KernelEmitter.shared,
+    kernel.LocalOp: _KernelEmitter.local,
     kernel.BarrierOp: _KernelEmitter.barrier,
     kernel.ShflXorOp: _KernelEmitter.shfl_xor,
     kernel.LoadOp: _KernelEmitter.load,

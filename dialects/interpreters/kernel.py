@@ -20,6 +20,7 @@ as NaN (``poisoned``), so what the skipped blocks would have written stays NaN, 
 Hardware primitives
 -------------------
 * ``kernel.shared``: one array per block of the chunk, uninitialised (NaN) as on the GPU.
+* ``kernel.local``: one array per thread (registers on the GPU), uninitialised (NaN).
 * ``kernel.barrier``: every thread of a block must reach it. A barrier reached by some
   threads of a block and not others (a barrier under a thread-dependent ``scf.if``, or in a
   loop whose trip count depends on the thread) is ``BarrierDivergence``: it deadlocks the
@@ -239,6 +240,23 @@ class SharedArray:
         return f'"{self.name}"[{", ".join(str(int(i)) for i in at)}]'
 
 
+class LocalArray:
+    """One ``kernel.local`` allocation: an array of its own for every thread of the
+    chunk's blocks, uninitialised (NaN). Private, so no race can involve it."""
+
+    def __init__(self, op: kernel.LocalOp, lanes: tuple[int, int]):
+        type_ = op.result.type
+        assert isinstance(type_, MemRefType)
+        self.name = op.sym_name.data
+        self.shape = tuple(type_.get_shape())
+        size = int(np.prod(self.shape))
+        self.strides = [int(np.prod(self.shape[k + 1 :])) for k in range(len(self.shape))]
+        self.data = poisoned(type_).reshape(1, 1, size).repeat(lanes[0], 0).repeat(lanes[1], 1)
+
+    def flat(self, indices: Sequence[np.ndarray]) -> Any:
+        return sum((index * stride for index, stride in zip(indices, self.strides, strict=True)), 0)
+
+
 class BlockSimt(Simt):
     """A chunk of blocks: lanes, masks, barrier epochs, and where stores are recorded."""
 
@@ -448,6 +466,10 @@ class KernelBodyFunctions(SimtFunctions):
     def run_shared(self, interpreter: Interpreter, op: kernel.SharedOp, args: tuple):
         return (SharedArray(op, self.state.lanes.shape[0], self.state.warps),)
 
+    @impl(kernel.LocalOp)
+    def run_local(self, interpreter: Interpreter, op: kernel.LocalOp, args: tuple):
+        return (LocalArray(op, self.state.lanes.shape),)
+
     @impl(kernel.BarrierOp)
     def run_barrier(self, interpreter: Interpreter, op: kernel.BarrierOp, args: tuple):
         state = self.state
@@ -501,6 +523,10 @@ class KernelBodyFunctions(SimtFunctions):
     @impl(kernel.LoadOp)
     def run_load(self, interpreter: Interpreter, op: kernel.LoadOp, args: tuple):
         buffer, indices = args[0], eval_map(op.map.data, args[1:])
+        if isinstance(buffer, LocalArray):
+            flat = self._local_elements(op, buffer, indices)
+            b, t = np.indices(flat.shape)
+            return (buffer.data[b, t, flat],)
         if not isinstance(buffer, SharedArray):
             return (gather(op, self.state, buffer, indices),)
         state = self.state
@@ -517,6 +543,12 @@ class KernelBodyFunctions(SimtFunctions):
     def run_store(self, interpreter: Interpreter, op: kernel.StoreOp, args: tuple):
         value, buffer, indices = args[0], args[1], eval_map(op.map.data, args[2:])
         state = self.state
+        if isinstance(buffer, LocalArray):
+            flat = self._local_elements(op, buffer, indices)
+            values = state.full(np.asarray(value).astype(buffer.data.dtype, copy=False))
+            b, t = state.active_lanes()
+            buffer.data[b, t, flat[b, t]] = values[b, t]
+            return ()
         if not isinstance(buffer, SharedArray):
             written = scatter(op, state, buffer, indices, value)
             result = state.output_of.get(id(buffer))
@@ -529,6 +561,13 @@ class KernelBodyFunctions(SimtFunctions):
         b, t = state.active_lanes()
         check_write(op, state, buffer, b, t, flat[b, t], values[b, t])
         return ()
+
+    def _local_elements(self, op: Operation, buffer: LocalArray, indices) -> np.ndarray:
+        """Each lane's flat element of a local array (inactive lanes: element 0)."""
+        state = self.state
+        arrays = checked_indices(op, state, f'"{buffer.name}"', buffer.shape, indices)
+        flat = state.full(np.asarray(buffer.flat([state.full(a) for a in arrays])))
+        return np.where(state.active(), flat, 0) if state.mask is not None else flat
 
     @impl(kernel.CpAsyncOp)
     def run_cp_async(self, interpreter: Interpreter, op: kernel.CpAsyncOp, args: tuple):

@@ -317,8 +317,10 @@ class MaterializeKernel(RewritePattern):
                 if isinstance(s, tile.StageOp) and s.buffer_count == 2
             ]
             if buffered and tid is not None:
-                pipelined = is_pipelined(for_op) and all(s.is_async for s in buffered)
-                lower_buffered(for_op, buffered, tid, threads, pipelined, rewriter)
+                mode = "sync"
+                if is_pipelined(for_op):
+                    mode = "async" if all(s.is_async for s in buffered) else "prefetch"
+                lower_buffered(for_op, buffered, tid, threads, mode, rewriter)
         stages = [o for o in new_block.walk() if isinstance(o, tile.StageOp)]
         # Adjacent stages share their barriers: one before the first fill, one after the last.
         runs = [

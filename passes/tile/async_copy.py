@@ -9,10 +9,12 @@ wait for the data before it can use it anyway), so the pass marks those::
     %x_smem = tile.stage %x_b[..] .. buffers 2 : .. -> ..
     %x_smem = tile.stage %x_b[..] .. buffers 2 async : .. -> ..
 
-Materialize spells an async fill as ``kernel.cp_async`` per element (4 bytes: a transposed
-slab scatters each 16-byte source run over four rows), ``kernel.cp_async_commit`` and
-``kernel.cp_async_wait``. The decision is ``copies_async``: double-buffered, and a target
-of sm_80 or later (``arch``).
+Materialize spells an async fill as ``kernel.cp_async`` per element,
+``kernel.cp_async_commit`` and ``kernel.cp_async_wait``. The decision is ``copies_async``,
+for all of a loop's slabs or none: double-buffered, stored in the source's order (a
+transposed slab scatters each 16-byte source run over four rows, so it would be copied 4
+bytes at a time: register prefetch does better, ``narrow`` forces it), and a target of
+sm_80 or later (``arch``).
 """
 
 from __future__ import annotations
@@ -25,11 +27,15 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
+from deplodock.passes.tile.double_buffer import refilled_stages
 
 
-def copies_async(stage: tile.StageOp, sm: int) -> bool:
-    """Cost function: a double-buffered slab on a target with cp.async."""
-    return stage.buffer_count == 2 and sm >= 80
+def copies_async(stage: tile.StageOp, sm: int, narrow: bool = False) -> bool:
+    """Cost function: a double-buffered slab on a target with cp.async, stored in the
+    source's order (16-byte copies). A transposed slab would be copied 4 bytes at a time,
+    measured slower than register prefetch (session 3, square 4096: 3947 vs 3031 us
+    single-buffered); ``narrow`` takes it anyway (tests)."""
+    return stage.buffer_count == 2 and sm >= 80 and (narrow or not stage.is_transposed)
 
 
 @dataclass(frozen=True)
@@ -41,10 +47,16 @@ class AsyncCopy(ModulePass):
     arch: str = "sm_90"
     """The target; cp.async needs sm_80 or later."""
 
+    narrow: bool = False
+    """Also transposed slabs, copied 4 bytes at a time (slower; tests)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.arch.startswith("sm_") or not self.arch[3:5].isdigit():
             raise DiagnosticException(f"async-copy: arch={self.arch!r} is not like sm_90")
         sm = int(self.arch[3:5])
-        for stage in [s for s in op.walk() if isinstance(s, tile.StageOp)]:
-            if copies_async(stage, sm):
-                stage.async_ = UnitAttr()
+        for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
+            for _, stages in refilled_stages(kernel):
+                # A loop's slabs are all copied alike (pipeline-k-outer needs that).
+                if all(copies_async(stage, sm, self.narrow) for stage in stages):
+                    for stage in stages:
+                        stage.async_ = UnitAttr()

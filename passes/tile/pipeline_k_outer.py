@@ -1,9 +1,12 @@
 """``pipeline-k-outer``: copy chunk ``k + 1`` while computing chunk ``k``.
 
-With its slabs double-buffered and filled by ``cp.async``, a K-outer loop can run as a
-two-stage software pipeline. The pass marks the loop ``pipeline``; materialize rotates it
-into a prologue (chunk 0's copies, committed), a steady state and, through a guard on the
-last iteration, its epilogue::
+With its slabs double-buffered, a K-outer loop can run as a two-stage software pipeline.
+The pass marks the loop ``pipeline``; materialize rotates it. Slabs filled by ordinary
+loads (transposed slabs, whose stores scatter) get *register prefetch*: chunk ``k + 1`` is
+loaded into registers before chunk ``k``'s compute and stored to the other buffer after
+it, one barrier an iteration (``stage_fills``). Slabs filled by ``cp.async`` get a
+prologue (chunk 0's copies, committed), a steady state and, through a guard on the last
+iteration, its epilogue::
 
     copy chunk 0 -> buffer 0; commit
     for k in 0..n:
@@ -18,7 +21,7 @@ interpreter checks the rotated schedule: a read of an element whose copy is stil
 flight, or read by another warp before the barrier, is reported as a race.
 
 The decision is ``pipelines``: a loop of at least two iterations whose slabs are all
-double-buffered and async.
+double-buffered, all async or none.
 """
 
 from __future__ import annotations
@@ -36,8 +39,11 @@ ATTRIBUTE = "pipeline"
 
 
 def pipelines(for_op: loop.ForOp, stages: list[tile.StageOp]) -> bool:
-    """Cost function: every slab of the loop double-buffered and async."""
-    return for_op.extent >= 2 and all(s.buffer_count == 2 and s.is_async for s in stages)
+    """Cost function: every slab of the loop double-buffered, all copied alike (all by
+    ``cp.async``, or all by loads into registers and stores: register prefetch)."""
+    if for_op.extent < 2 or not all(s.buffer_count == 2 for s in stages):
+        return False
+    return len({s.is_async for s in stages}) == 1
 
 
 def is_pipelined(for_op) -> bool:

@@ -1,13 +1,14 @@
-// RUN: deplo-opt %s -p async-copy | filecheck %s
-// RUN: deplo-opt %s -p async-copy,async-copy | filecheck %s
-// RUN: deplo-opt %s -p 'async-copy{arch=sm_80}' | filecheck %s
-// RUN: deplo-opt %s -p 'async-copy{arch=sm_75}' | filecheck %s --check-prefix=SYNC
+// RUN: deplo-opt %s -p 'async-copy{narrow=true}' | filecheck %s
+// RUN: deplo-opt %s -p 'async-copy{narrow=true},async-copy{narrow=true}' | filecheck %s
+// RUN: deplo-opt %s -p 'async-copy{arch=sm_80 narrow=true}' | filecheck %s
+// RUN: deplo-opt %s -p 'async-copy{arch=sm_75 narrow=true}' | filecheck %s --check-prefix=SYNC
+// RUN: deplo-opt %s -p async-copy | filecheck %s --check-prefix=SYNC
 
 // linear (1,64,128) x (128,128)^T after the tile pipeline up to double-buffer
-// (tileify .. double-buffer, with double-buffer{always=true}: by default it leaves
-// transposed slabs single): both K-chunk slabs are double-buffered, so on sm_90 (the
-// default arch) and sm_80 they are filled by cp.async ("async"). The second RUN line:
-// idempotent. sm_75 has no cp.async: the stages are left as they are.
+// (tileify .. double-buffer): both K-chunk slabs are double-buffered. They are transposed,
+// so cp.async could copy them only 4 bytes at a time: by default (last RUN line) they are
+// left to register prefetch; narrow=true takes them anyway, on sm_90 (the default arch)
+// and sm_80 ("async"). The second RUN line: idempotent. sm_75 has no cp.async.
 
 func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor<1x64x128xf32> {
   %linear = tile.kernel @k_linear axes(%a0_g_b : 2 = block, %a0_g_t : 8 = thread, %a1_g_b : 2 = block, %a1_g_t : 16 = thread) ins(%x_b = %x : tensor<1x64x128xf32>, %x1_b = %x1 : tensor<128x128xf32>) outs(%linear_b : tensor<1x64x128xf32>) attributes {covers = ["linear"], register_tile = array<i64: 4, 4>, block_tile = array<i64: 8, 16, 16>} {

@@ -1,16 +1,16 @@
 // RUN: deplo-opt %s -p 'double-buffer{always=true}' | filecheck %s
 // RUN: deplo-opt %s -p 'double-buffer{always=true},double-buffer{always=true}' | filecheck %s
-// RUN: deplo-opt %s -p double-buffer | filecheck %s --check-prefix=SINGLE
+// RUN: deplo-opt %s -p double-buffer | filecheck %s
+// RUN: deplo-opt %s -p 'double-buffer{max_bytes=0}' | filecheck %s --check-prefix=SINGLE
 // RUN: deplo-opt %s -p 'double-buffer{always=true max_bytes=8192}' | filecheck %s --check-prefix=SINGLE
 
 // linear (1,64,128) x (128,128)^T after the tile pipeline up to pad-smem
 // (tileify .. pad-smem): the K-outer loop (8 chunks) refills a padded slab of each operand
-// (4352 + 2304 bytes). Both slabs are transposed, which a 16-byte cp.async cannot fill:
-// by default (third RUN line) they stay single. With always=true the pass keeps two copies
-// of each ("buffers 2"); the memref types (one copy) and the loads are unchanged. The
-// second RUN line: idempotent. The fourth: doubled, the slabs (13 KB) do not fit
-// max_bytes = 8 KB, so they stay single even with always. (rows.mlir: a slab stored in
-// the source's order is doubled by default.)
+// (4352 + 2304 bytes). The pass keeps two copies of each ("buffers 2"), by default as
+// with always=true (transposed slabs too: register prefetch fills them); the memref types
+// (one copy) and the loads are unchanged. The second RUN line: idempotent. max_bytes=0
+// turns it off; with max_bytes = 8 KB the doubled slabs (13 KB) do not fit, so they stay
+// single even with always.
 
 func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor<1x64x128xf32> {
   %linear = tile.kernel @k_linear axes(%a0_g_b : 2 = block, %a0_g_t : 8 = thread, %a1_g_b : 2 = block, %a1_g_t : 16 = thread) ins(%x_b = %x : tensor<1x64x128xf32>, %x1_b = %x1 : tensor<128x128xf32>) outs(%linear_b : tensor<1x64x128xf32>) attributes {covers = ["linear"], register_tile = array<i64: 4, 4>, block_tile = array<i64: 8, 16, 16>} {

@@ -1,8 +1,9 @@
 // RUN: deplo-opt %s -p materialize | filecheck %s
 
 // linear (1,64,128) x (128,128)^T after the whole tile pipeline (PASSES_TO["tile"], with
-// double-buffer{always=true}: by default transposed slabs stay single-buffered): the
-// K-outer loop (8 chunks of 16) is pipelined, both slabs double-buffered and async.
+// async-copy{narrow=true}: by default transposed slabs get register prefetch, see
+// prefetch.mlir): the K-outer loop (8 chunks of 16) is pipelined, both slabs
+// double-buffered and async.
 // Materialize rotates it: the prologue copies chunk 0 into buffer 0 with cp.async and
 // commits; each iteration copies chunk k+1 into the other buffer (guarded: not after the
 // last chunk), commits, waits until one group is left in flight (chunk k has landed),

@@ -1,8 +1,9 @@
 // RUN: deplo-opt %s -p pipeline-k-outer | filecheck %s
 
-// K-outer loops the pass leaves alone: one whose slab is double-buffered but filled
-// synchronously (no "async": async-copy declined it), and one whose slabs are not all
-// async (only one of the two is).
+// A K-outer loop whose slab is double-buffered but filled by loads (no "async":
+// async-copy declined the transposed slab) is pipelined too: materialize gives it
+// register prefetch. The pass leaves alone a loop whose slabs are not copied alike (only
+// one of the two is async).
 
 func.func @sync(%x: tensor<64x32xf32>, %w: tensor<16x32xf32>) -> tensor<64x16xf32> {
   %y = tile.kernel @k_sync axes(%m : 64 = block, %n : 16 = thread) ins(%xb = %x : tensor<64x32xf32>, %wb = %w : tensor<16x32xf32>) outs(%yb : tensor<64x16xf32>) {
@@ -42,7 +43,7 @@ func.func @mixed(%x: tensor<64x32xf32>, %w: tensor<16x32xf32>) -> tensor<64x16xf
 }
 
 // CHECK-LABEL: func.func @sync
-// CHECK:       %acc = loop.for %ko = 0 to 4 reduce(add) -> f32 {
+// CHECK:       %acc = loop.for %ko = 0 to 4 reduce(add) -> f32 attributes {pipeline} {
 // CHECK-NEXT:    %ws = tile.stage %wb[0, %ko * 8] box [16, 8] transpose pad 4 buffers 2 : memref<16x32xf32> -> memref<8x20xf32>
 // CHECK-LABEL: func.func @mixed
 // CHECK:       %acc = loop.for %ko = 0 to 4 reduce(add) -> f32 {
