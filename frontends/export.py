@@ -41,6 +41,7 @@ from __future__ import annotations
 import operator
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +83,7 @@ __all__ = [
     "graph_inputs",
     "graph_outputs",
     "import_program",
+    "program_fingerprint",
     "source_location",
     "torch_dtype",
 ]
@@ -550,6 +552,67 @@ def import_program(ep: torch.export.ExportedProgram, name: str = "forward") -> I
     return ImportedProgram(module, graph_inputs(func), [names[r] for r in results])
 
 
+# ------------------------------------------------------------ the cache key
+
+
+def program_fingerprint(ep: torch.export.ExportedProgram) -> list:
+    """JSON that determines what `import_program(ep)` imports, up to locations: every
+    input spec (kind, placeholder, target), every output spec, and every graph node (op,
+    name, target, arguments, and its value's shape and dtype). The program cache keys
+    `deplodock.compile` on it. Node names are in it because SSA names become kernel
+    names; locations (source lines, module paths) are not, since they only annotate the
+    IR. A value it cannot spell exactly is written with its type and repr (an object at
+    an address then never matches: a miss, not a wrong hit)."""
+    signature = ep.graph_signature
+    return [
+        [[s.kind.name, s.arg.name, s.target] for s in signature.input_specs],
+        [[s.kind.name, getattr(s.arg, "name", None), s.target] for s in signature.output_specs],
+        [
+            [
+                node.op,
+                node.name,
+                _spelled(node.target),
+                _spelled(node.args),
+                _spelled(node.kwargs),
+                _spelled_value(node.meta.get("val")),
+            ]
+            for node in ep.graph.nodes
+        ],
+    ]
+
+
+def _spelled(value: object) -> object:
+    """`value` (a node's target or argument) as JSON, exactly."""
+    if isinstance(value, torch.fx.Node):
+        return ["node", value.name]
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return ["float", repr(value)]  # exact, and nan/inf too
+    if isinstance(value, list | tuple):
+        return [type(value).__name__, [_spelled(v) for v in value]]
+    if isinstance(value, dict):
+        return ["dict", [[_spelled(k), _spelled(v)] for k, v in value.items()]]
+    if isinstance(value, torch.dtype | torch.device | torch.layout | torch.memory_format):
+        return [type(value).__name__, str(value)]
+    if isinstance(value, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
+        return ["op", str(value)]
+    if callable(value) and hasattr(value, "__qualname__"):
+        return ["callable", f"{getattr(value, '__module__', '')}.{value.__qualname__}"]
+    return [type(value).__qualname__, repr(value)]
+
+
+def _spelled_value(val: object) -> object:
+    """A node's example value as JSON: shape and dtype of each tensor in it."""
+    if isinstance(val, torch.Tensor):
+        return ["tensor", [str(d) for d in val.shape], str(val.dtype)]
+    if isinstance(val, list | tuple):
+        return [_spelled_value(v) for v in val]
+    if val is None or isinstance(val, bool | int | float | str):
+        return _spelled(val)
+    return [type(val).__qualname__, str(val)]
+
+
 # -------------------------------------------------------------- reading back
 
 
@@ -559,10 +622,14 @@ def _printed_names(func: FuncOp) -> dict[SSAValue, str]:
     return printed_names(func.body.blocks)
 
 
-def graph_inputs(func: FuncOp) -> list[GraphInput]:
+def graph_inputs(func: FuncOp, arg_names: Sequence[str] | None = None) -> list[GraphInput]:
     """The arguments of an imported (or re-parsed) function, read from their types and
-    their `torch.kind` / `torch.target` attributes."""
-    names = _printed_names(func)
+    their `torch.kind` / `torch.target` attributes. `arg_names`: the arguments' printed
+    names when the caller has them (naming a whole model's values walks every op)."""
+    if arg_names is not None and len(arg_names) == len(func.args):
+        names = dict(zip(func.args, arg_names, strict=True))
+    else:
+        names = _printed_names(func)
     attrs = func.arg_attrs.data if func.arg_attrs is not None else ()
     inputs: list[GraphInput] = []
     for i, arg in enumerate(func.args):

@@ -61,6 +61,8 @@ __all__ = [
     "build_model",
     "capture_model",
     "known_models",
+    "model_program",
+    "program_identity",
     "require_transformers",
     "resolve",
 ]
@@ -212,18 +214,22 @@ def require_transformers():
     return transformers
 
 
-def _config(spec: ModelSpec, layers: int | None, vocab: int | None = None):
-    """The transformers config object of `spec`, with deplodock's overrides applied."""
-    fields = {**spec.config, **_OVERRIDES}
+def _config_fields(
+    spec: ModelSpec, layers: int | None, vocab: int | None = None, check: bool = True
+) -> dict[str, Any]:
+    """The fields the config of `spec` is built from: its config.json with deplodock's
+    overrides, `layers` and `vocab` applied (`check`: unsupported families and layer
+    counts are a UserInputError). Needs no transformers."""
+    fields = {**copy.deepcopy(spec.config), **_OVERRIDES}
     model_type = fields.get("model_type")
-    if model_type not in _FAMILIES:
+    if check and model_type not in _FAMILIES:
         known = ", ".join(sorted(_FAMILIES))
         raise UserInputError(
             f"{spec.name}: model_type '{model_type}' is not supported (supported: {known})"
         )
-    total = int(fields["num_hidden_layers"])
     if layers is not None:
-        if not 1 <= layers <= total:
+        total = int(fields.get("num_hidden_layers", 0))
+        if check and not 1 <= layers <= total:
             raise UserInputError(f"{spec.name} has {total} layers; --layers must be 1…{total}")
         fields["num_hidden_layers"] = layers
         if isinstance(fields.get("layer_types"), list):
@@ -232,7 +238,13 @@ def _config(spec: ModelSpec, layers: int | None, vocab: int | None = None):
         fields["vocab_size"] = vocab
         for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
             fields[key] = None
-    config_class = getattr(require_transformers(), _FAMILIES[model_type][0])
+    return fields
+
+
+def _config(spec: ModelSpec, layers: int | None, vocab: int | None = None):
+    """The transformers config object of `spec`, with deplodock's overrides applied."""
+    fields = _config_fields(spec, layers, vocab)
+    config_class = getattr(require_transformers(), _FAMILIES[fields["model_type"]][0])
     return config_class.from_dict(fields)
 
 
@@ -375,7 +387,7 @@ class CapturedModel:
 
     module: torch.nn.Module  # forward(*example_inputs) is what `program` computes
     example_inputs: tuple[torch.Tensor, ...]
-    program: torch.export.ExportedProgram
+    program: torch.export.ExportedProgram | None  # None: built, not exported (model_program)
     name: str
 
     @property
@@ -416,6 +428,30 @@ def capture_model(
 ) -> CapturedModel:
     """Export a model (`part="model"`: input_ids → logits) or its first decoder layer
     (`part="layer"`: hidden states → hidden states) at sequence length `seq`."""
+    built = model_program(name, layers=layers, seq=seq, part=part, device=device, seed=seed)
+    try:
+        with torch.no_grad():
+            program = torch.export.export(built.module.eval(), built.example_inputs, strict=False)
+    except Exception as e:
+        message = str(e).strip().split("\n\n", 1)[0][:400]
+        raise UserInputError(
+            f"torch.export could not capture {built.name}: {type(e).__name__}: {message}"
+        ) from None
+    built.program = program
+    return built
+
+
+def model_program(
+    name: str | os.PathLike[str] | ModelSpec | Any,
+    *,
+    layers: int | None = None,
+    seq: int = 128,
+    part: str = "model",
+    device: str = "cpu",
+    seed: int = 0,
+) -> CapturedModel:
+    """What `capture_model` exports, built but not exported (`program` is None): the
+    module and its example inputs, for a program that came from the program cache."""
     if part not in PARTS:
         raise UserInputError(f"part must be one of {', '.join(PARTS)}, not '{part}'")
     spec = _spec(name)
@@ -439,15 +475,44 @@ def capture_model(
     inputs = (example.to(device),)
     count = "1 layer" if part == "layer" else _layers_text(config.num_hidden_layers)
     what = f"{spec.name}, {'first decoder layer' if part == 'layer' else count}, seq {seq}"
+    return CapturedModel(module.eval(), inputs, None, what)
+
+
+def program_identity(
+    name: str | os.PathLike[str] | ModelSpec | Any,
+    *,
+    layers: int | None = None,
+    seq: int = 128,
+    part: str = "model",
+    device: str = "cpu",
+) -> dict[str, Any]:
+    """What decides the program `capture_model` exports, as JSON, without importing
+    transformers or building anything (the program cache's key for `deplodock run MODEL`):
+    the model's name, the config fields it is built from, the transformers version (the
+    model classes are its code), `seq`, `part` and the device (lifted constants captured
+    on the meta device hold no data). The weights and `seed` only decide values, which
+    are arguments of the program. Nothing is checked here: a wrong layer count or family
+    gives a key that is never stored, and the capture then reports it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    spec = _spec(name)
+    if part == "layer":
+        fields = _config_fields(spec, 1, vocab=1, check=False)
+    else:
+        fields = _config_fields(spec, layers, check=False)
     try:
-        with torch.no_grad():
-            program = torch.export.export(module.eval(), inputs, strict=False)
-    except Exception as e:
-        message = str(e).strip().split("\n\n", 1)[0][:400]
-        raise UserInputError(
-            f"torch.export could not capture {what}: {type(e).__name__}: {message}"
-        ) from None
-    return CapturedModel(module, inputs, program, what)
+        transformers_version = version("transformers")
+    except PackageNotFoundError:
+        transformers_version = None
+    return {
+        "model": spec.name,
+        "config": fields,
+        "transformers": transformers_version,
+        "layers": layers,
+        "seq": seq,
+        "part": part,
+        "device": device,
+    }
 
 
 def _layers_text(n: int) -> str:

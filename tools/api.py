@@ -33,7 +33,16 @@ The callable:
   static outputs, so a later call never overwrites a result already returned.
 
 Options: ``arch`` (default: the current GPU's, else sm_90), ``graph`` (False),
-``poison`` (False: NaN-fill every kernel's outputs before it runs, for tests).
+``poison`` (False: NaN-fill every kernel's outputs before it runs, for tests), ``cache``
+(True).
+
+Compiles are cached on disk (``$DEPLODOCK_CACHE_DIR``, else ``~/.cache/deplodock``): the
+kernel cache skips NVRTC for kernels compiled before, and the program cache
+(``deplodock.backends.cuda.program_cache``) keeps the whole compiled program keyed by the
+exported graph (every node, shape and dtype), the arch and the compiler's own sources, so
+compiling the same program again is torch.export plus a file read: no lowering, no
+NVRTC. torch.export still runs because what a Python callable computes is only known by
+tracing it. ``cache=False`` or ``DEPLODOCK_CACHE=0`` turns both off.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from deplodock.frontends.errors import UserInputError
 
-__all__ = ["Compiled", "capture", "compile", "lower"]
+__all__ = ["Compiled", "capture", "compile", "compile_exported", "lower"]
 
 
 class _Function(torch.nn.Module):
@@ -127,29 +136,67 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
     arch: str | None = None,
     graph: bool = False,
     poison: bool = False,
+    cache: bool = True,
 ) -> Compiled:
     """``module_or_fn`` compiled for ``example_inputs``' shapes and dtypes: a callable on
     CUDA tensors with the module's semantics (see the module docstring). Compiling needs
-    no GPU (NVRTC); calling does."""
+    no GPU (NVRTC); calling does. ``cache=False``: neither the program cache nor the
+    kernel cache is read or written."""
+    module, program = capture(module_or_fn, *example_inputs)
+    compiled = compile_exported(program, arch=arch or _default_arch(), cache=cache)
+    return Compiled(module, program, compiled, graph=graph, poison=poison)
+
+
+def compile_exported(program, arch: str = "sm_90", cache: bool = True):
+    """The ``CompiledProgram`` of an ExportedProgram: from the program cache when this
+    graph was compiled for ``arch`` by this compiler before (no lowering, no NVRTC),
+    else imported, lowered and compiled, then stored."""
+    from deplodock.backends.cuda.program_cache import (
+        ProgramEntry,
+        default_program_cache,
+        program_key,
+    )
+    from deplodock.frontends.export import program_fingerprint
     from deplodock.pipeline import compile_program
 
-    module, program = capture(module_or_fn, *example_inputs)
-    compiled = compile_program(_import(program), arch=arch or _default_arch())
-    return Compiled(module, program, compiled, graph=graph, poison=poison)
+    store = default_program_cache() if cache else None
+    key = None
+    if store is not None:
+        key = program_key(["exported", program_fingerprint(program)], arch)
+        entry = store.get(key)
+        if entry is not None:
+            return entry.program()
+    compiled = compile_program(_import(program), arch=arch, cache=None if cache else False)
+    if store is not None:
+        store.put(key, ProgramEntry.of(compiled))
+    return compiled
 
 
 class Compiled:
     """A compiled program bound to its module: call it with the user inputs."""
 
-    def __init__(self, module: torch.nn.Module, program, compiled, graph=False, poison=False):
-        from deplodock.frontends.export import graph_inputs
-
+    def __init__(
+        self,
+        module: torch.nn.Module,
+        program,
+        compiled,
+        graph=False,
+        poison=False,
+        *,
+        constants: dict[str, torch.Tensor] | None = None,
+        out_spec: pytree.TreeSpec | None = None,
+    ):
+        """``program``: the ExportedProgram, which gives the lifted constants and the
+        output structure; or None (a program from the program cache) with ``constants``
+        given, and ``out_spec`` (None: a call returns the list of outputs)."""
         self.module = module
-        self.exported = program  # torch.export.ExportedProgram
+        self.exported = program  # torch.export.ExportedProgram, or None
         self.program = compiled  # deplodock.backends.cuda.runtime.CompiledProgram
         self.graph = graph
         self.poison = poison
-        self.inputs = graph_inputs(compiled.func)  # kind and target of each argument
+        self.constants = dict(program.constants) if program is not None else dict(constants or {})
+        self.out_spec = program.call_spec.out_spec if program is not None else out_spec
+        self.inputs = compiled.inputs  # kind and target of each argument
         self.num_user_inputs = sum(spec.kind == "input" for spec in self.inputs)
         self._constants: dict[tuple[str, torch.device], torch.Tensor] = {}
         self._graphed = None  # (static data pointers, GraphedProgram)
@@ -187,7 +234,7 @@ class Compiled:
         return args
 
     def _constant(self, target: str, device: torch.device | None) -> torch.Tensor:
-        tensor = self.exported.constants[target]
+        tensor = self.constants[target]
         if device is None or tensor.device == device:
             return tensor
         key = (target, device)
@@ -215,7 +262,9 @@ class Compiled:
                 outputs = self._replay(args)
             else:
                 outputs = self.program(*args, poison=self.poison)
-        return pytree.tree_unflatten(outputs, self.exported.call_spec.out_spec)
+        if self.out_spec is None:
+            return outputs
+        return pytree.tree_unflatten(outputs, self.out_spec)
 
     def _replay(self, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         static = [spec.kind != "input" for spec in self.inputs]
@@ -225,5 +274,5 @@ class Compiled:
         return self._graphed[1](*args)
 
     def __repr__(self) -> str:
-        kernels = len(self.program.kernels)
+        kernels = len(self.program.kernel_names)
         return f"<deplodock.Compiled {type(self.module).__name__}: {kernels} kernels>"

@@ -28,8 +28,12 @@ with PyTorch and 2 when there is no GPU to run on.
 on the GPU, compares its logits with the transformers model in eager PyTorch (default
 ``--rtol 1e-4``, relative to the largest logit), and times deplodock, eager and
 torch.compile side by side in CUDA graphs (``--no-bench``, ``--no-torch-compile`` to skip;
-``--torch-backend`` also checks ``torch.compile(model, backend="deplodock")``). On a
-terminal, lowering shows a progress bar; ``-q`` turns all progress off.
+``--torch-backend`` also checks ``torch.compile(model, backend="deplodock")``). The
+compiled program comes from the program cache when this model, config, ``--layers``,
+``--seq`` and ``--part`` were compiled for the arch by this compiler before
+(``backends/cuda/program_cache.py``; ``--no-cache`` or ``DEPLODOCK_CACHE=0`` compiles
+from scratch). On a terminal, lowering shows a progress bar; ``-q`` turns all progress
+off.
 """
 
 from __future__ import annotations
@@ -144,6 +148,13 @@ def _parser() -> argparse.ArgumentParser:
         "--no-gpu-ok",
         action="store_true",
         help="exit 0 rather than 2 when there is no GPU (compile-only machines, CI)",
+    )
+    run.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile from scratch: read and write neither the program cache nor the kernel "
+        "cache (as DEPLODOCK_CACHE=0; the cache lives in $DEPLODOCK_CACHE_DIR, else "
+        "~/.cache/deplodock)",
     )
 
     from deplodock.bench import add_arguments as add_bench_arguments
@@ -430,11 +441,18 @@ def _compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _resource_lines(kernels, resources) -> list[str]:
-    """Per kernel: launch shape and NVRTC's report (registers, shared memory, spills)."""
+def _launches(program) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+    """(name, grid, block) of every kernel launch of a CompiledProgram, from its plan (a
+    program from the program cache has no IR)."""
+    return [(s.kernel, s.grid, s.block) for s in program.plan.steps if s.grid is not None]
+
+
+def _resource_lines(launches, resources) -> list[str]:
+    """Per kernel, (name, grid, block) in ``launches``: launch shape and NVRTC's report
+    (registers, shared memory, spills)."""
     lines = []
-    for k in kernels:
-        res = resources.get(k.sym_name.data)
+    for name, grid_shape, block_shape in launches:
+        res = resources.get(name)
         details = (
             f"{res.registers} registers, {res.shared_bytes} B shared, "
             f"{res.local_bytes} B stack, "
@@ -446,9 +464,9 @@ def _resource_lines(kernels, resources) -> list[str]:
             if res
             else "no resource report"
         )
-        grid = "x".join(map(str, k.grid_shape))
-        block = "x".join(map(str, k.block_shape))
-        lines.append(f"{k.sym_name.data}: grid {grid}, block {block}, {details}")
+        grid = "x".join(map(str, grid_shape))
+        block = "x".join(map(str, block_shape))
+        lines.append(f"{name}: grid {grid}, block {block}, {details}")
     return lines
 
 
@@ -458,7 +476,11 @@ def _print_resources(module, source: str, arch: str) -> None:
     from deplodock.dialects.kernel import KernelOp
 
     compiled = compile_cuda(source, arch=arch)
-    kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
+    kernels = [
+        (op.sym_name.data, op.grid_shape, op.block_shape)
+        for op in module.walk()
+        if isinstance(op, KernelOp)
+    ]
     print(f"deplodock resources ({arch}, NVRTC):", file=sys.stderr)
     for line in _resource_lines(kernels, compiled.resources):
         print(f"  {line}", file=sys.stderr)
@@ -483,15 +505,16 @@ def _run(args: argparse.Namespace) -> int:
     _lower(module, "loop", args, steps, stats=False)
     fused = module.clone()
     _lower(module, "kernel", args, steps, stats=False)
-    program = CompiledProgram(module, arch=args.arch)
+    kernel_cache = False if args.no_cache else None
+    program = CompiledProgram(module, arch=args.arch, cache=kernel_cache)
     print(f"deplodock run: {captured.source}")
     spilling = sorted(n for n, r in program.resources.items() if r.spills)
     if spilling:
         from deplodock.pipeline import compile_program
 
         print(f"  {', '.join(spilling)} spill registers: splitting fused reductions off")
-        program = compile_program(fused, arch=args.arch)
-    for line in _resource_lines(program.kernels, program.resources):
+        program = compile_program(fused, arch=args.arch, cache=kernel_cache)
+    for line in _resource_lines(_launches(program), program.resources):
         print(f"  kernel {line}")
     if not gpu_available():
         print(
@@ -537,11 +560,19 @@ def _run_model(args: argparse.Namespace) -> int:
     N(0, 0.02²) drawn from ``--seed``, so norm weights are not all ones and a kernel
     reading the wrong weight element shows; token ids (or hidden states for a layer) are
     drawn from ``--seed`` too. Without a GPU it says so and exits 2 before building
-    anything (``--no-gpu-ok``: compile on the meta device, exit 0)."""
+    anything (``--no-gpu-ok``: compile on the meta device, exit 0).
+
+    The compiled program is looked up in the program cache first
+    (``backends/cuda/program_cache.py``), keyed by the model's name, config, ``--layers``,
+    ``--seq``, ``--part``, the arch and the compiler's sources: a hit skips importing
+    transformers, torch.export, the lowering and NVRTC (the model is still built to run
+    it on the GPU, after the compile); a miss compiles and stores it. ``--no-cache``: no
+    program cache and no kernel cache."""
     import torch
 
     from deplodock.api import Compiled
     from deplodock.backends.cuda.driver import gpu_available
+    from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
     from deplodock.pipeline import compile_program
     from deplodock.reference import output_error
 
@@ -555,20 +586,42 @@ def _run_model(args: argparse.Namespace) -> int:
         )
         return EXIT_NO_GPU
     steps = _steps(args)
-    module, captured = _load(args, steps, device="cpu" if have_gpu else "meta")
-    _lower(module, "loop", args, steps, stats=False)
-    with steps.step("lower to kernel, NVRTC"):
-        program = compile_program(module, arch=args.arch)
-    print(f"deplodock run: {captured.source}")
-    compile_times = ", ".join(f"{name} {sec:.1f} s" for name, sec, _ in steps.rows)
-    print(f"  compiled in {steps.total_s:.1f} s ({compile_times})")
+    device = "cpu" if have_gpu else "meta"
+    store = None if args.no_cache else default_program_cache()
+    key = entry = captured = None
+    if store is not None:
+        with steps.step("program cache lookup"):
+            key = _model_key(args, device)
+            entry = store.get(key)
+    if entry is not None:
+        program = entry.program()
+        title = str(entry.info.get("title", args.file))
+        constants = entry.constants
+    else:
+        module, captured = _load(args, steps, device=device)
+        _lower(module, "loop", args, steps, stats=False)
+        with steps.step("lower to kernel, NVRTC"):
+            program = compile_program(
+                module, arch=args.arch, cache=False if args.no_cache else None
+            )
+        title = captured.source
+        constants = captured.program.constants
+        if store is not None:
+            with steps.step("program cache store"):
+                store.put(key, ProgramEntry.of(program, constants, info={"title": title}))
+    print(f"deplodock run: {title}")
+    if entry is not None:
+        print(f"  compiled in {steps.total_s:.2f} s (program cache hit)")
+    else:
+        compile_times = ", ".join(f"{name} {sec:.1f} s" for name, sec, _ in steps.rows)
+        print(f"  compiled in {steps.total_s:.1f} s ({compile_times})")
     spilling = sorted(n for n, r in program.resources.items() if r.spills)
     print(
-        f"  {len(program.kernels)} kernels for {args.arch}; "
+        f"  {len(program.kernel_names)} kernels for {args.arch}; "
         + (f"{len(spilling)} spill registers: {', '.join(spilling)}" if spilling else "no spills")
     )
     if args.verbose:
-        for line in _resource_lines(program.kernels, program.resources):
+        for line in _resource_lines(_launches(program), program.resources):
             print(f"  kernel {line}")
     if not have_gpu:
         print(
@@ -577,8 +630,10 @@ def _run_model(args: argparse.Namespace) -> int:
         )
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    if captured is None:  # from the cache: build the model (not exported) to run it
+        captured = _model_unexported(args, device)
     model, user_inputs = _model_on_gpu(captured, seed)
-    compiled = Compiled(model, captured.program, program)
+    compiled = Compiled(model, captured.program, program, constants=constants)
     inputs = compiled.arguments(*user_inputs)
 
     def reference():
@@ -613,6 +668,29 @@ def _run_model(args: argparse.Namespace) -> int:
             calls=2,
         )
     return 0 if ok else EXIT_MISMATCH
+
+
+def _model_options(args: argparse.Namespace) -> dict:
+    seq = args.seq if args.seq is not None else DEFAULT_SEQ
+    return {"layers": args.layers, "seq": seq, "part": args.part or "model"}
+
+
+def _model_key(args: argparse.Namespace, device: str) -> str:
+    """The program cache's key of ``deplodock run MODEL`` (no transformers import)."""
+    from deplodock.backends.cuda.program_cache import program_key
+    from deplodock.frontends.models import program_identity, resolve
+
+    spec = resolve(args.file)  # an unknown name is told here
+    identity = program_identity(spec, device=device, **_model_options(args))
+    return program_key(["model", identity], args.arch)
+
+
+def _model_unexported(args: argparse.Namespace, device: str):
+    """The model ``_load`` would capture, built on ``device`` but not exported."""
+    from deplodock.frontends.models import model_program, require_transformers, resolve
+
+    require_transformers()
+    return model_program(resolve(args.file), device=device, **_model_options(args))
 
 
 def _check_torch_backend(model, user_inputs, want, rtol: float) -> bool:

@@ -219,15 +219,16 @@ def compile_fitting(
     return lowered, compiled, split
 
 
-def compile_program(module: ModuleOp, arch: str = "sm_90"):
+def compile_program(module: ModuleOp, arch: str = "sm_90", *, cache=None):
     """``module`` (at the loop level or above) lowered, compiled with NVRTC for ``arch`` and
     ready to run: a ``CompiledProgram``, with every fused kernel that spilled registers
     split again (``compile_fitting``; a second round compiles only the kernels that changed,
-    the others are in the kernel cache)."""
+    the others are in the kernel cache). ``cache``: the kernel cache (None: the
+    environment's; False: none)."""
     from deplodock.backends.cuda.runtime import CompiledProgram
 
     def compile_module(lowered: ModuleOp) -> CompiledProgram:
-        return CompiledProgram(lowered, arch=arch)
+        return CompiledProgram(lowered, arch=arch, cache=cache)
 
     _, program, _ = compile_fitting(module, compile_module=compile_module)
     return program

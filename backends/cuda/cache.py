@@ -27,6 +27,9 @@ only a process killed mid-write leaves one (``.*.tmp``, never read).
 so does ``cache=False`` where a compile takes one. An unwritable directory is warned about
 once and then compiled around. There is no eviction: entries are tens of KB; delete the
 directory to reclaim it.
+
+The program cache (``program_cache.py``: whole compiled programs, so a warm compile skips
+the lowering too) lives under the same root, in ``programs/``, and obeys the same switch.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ __all__ = [
     "CACHE_FORMAT",
     "CacheEntry",
     "KernelCache",
+    "atomic_write",
     "cache_enabled",
     "default_cache",
     "default_cache_dir",
@@ -144,18 +148,7 @@ class KernelCache:
         digest = hashlib.sha256(key.encode() + body).digest()
         header = _HEADER.pack(_MAGIC, CACHE_FORMAT, len(meta), len(entry.cubin), digest)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as file:
-                    file.write(header + body)
-                    file.flush()
-                    os.fsync(file.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                with suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            atomic_write(path, header + body, prefix=f".{key[:16]}.")
         except OSError as error:
             with self._lock:
                 warn, self._warned = not self._warned, True
@@ -168,6 +161,24 @@ class KernelCache:
     def _count(self, counter: str) -> None:
         with self._lock:
             setattr(self, counter, getattr(self, counter) + 1)
+
+
+def atomic_write(path: Path, data: bytes, prefix: str = ".") -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in its directory, flushed
+    and fsync'd, then ``os.replace``d onto ``path`` (see the module docstring). Makes the
+    directory; raises OSError when it cannot write, leaving no temporary file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _decode(key: str, data: bytes) -> CacheEntry | None:

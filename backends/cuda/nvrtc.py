@@ -46,6 +46,7 @@ __all__ = [
     "NvrtcError",
     "compile_cuda",
     "compile_kernels",
+    "compile_options",
     "cuda_include_dir",
     "normalise_kernel",
     "nvrtc_version",
@@ -173,6 +174,13 @@ def compile_cuda(
 def _check_arch(arch: str) -> None:
     if not re.fullmatch(r"sm_\d+[af]?", arch):
         raise ValueError(f"arch must be a real architecture such as 'sm_90', got {arch!r}")
+
+
+def compile_options(arch: str, options: Sequence[str] = ()) -> list[str]:
+    """The full NVRTC option list a compile for ``arch`` with ``options`` uses (what the
+    kernel cache and the program cache key on)."""
+    _check_arch(arch)
+    return _default_options(arch, options) + list(options)
 
 
 def _default_options(arch: str, user_options: Sequence[str]) -> list[str]:
@@ -330,9 +338,8 @@ def compile_kernels(
     is compiled again from its kernel's own source, so the NvrtcError names the real
     kernel and parameters, quotes the offending lines and keeps that source on disk.
     """
-    _check_arch(arch)
     store = default_cache() if cache is None or cache is True else cache or None
-    all_options = _default_options(arch, options) + list(options)
+    all_options = compile_options(arch, options)
     version = nvrtc_version()
 
     grouped: dict[str, tuple[str, list[str]]] = {}  # key -> (normalised source, kernels)

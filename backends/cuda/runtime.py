@@ -22,6 +22,12 @@ after construction). The executor around it:
   the whole program recorded once and replayed; non-static inputs are copied into static
   buffers per call, static ones (weights) are bound by address and must stay the same
   tensors.
+
+Running needs the plan, the compiled kernels and the arguments' specs, never the IR: a
+program read back from the program cache (``program_cache.py``) is
+``CompiledProgram.restore(plan, compiled, inputs, kernel_names)``, with no module. Its
+``module``, ``func`` and ``kernels`` raise ``IRNotKept``; ``source`` is the CUDA of its
+distinct compile units (what NVRTC compiled), not the whole program's.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from deplodock.backends.cuda.emit import emit_cuda, emit_kernel_sources
 from deplodock.backends.cuda.nvrtc import CompiledKernels, KernelResources, compile_kernels
 from deplodock.dialects import kernel
 from deplodock.dialects.torch import printed_names
-from deplodock.frontends.export import torch_dtype
+from deplodock.frontends.export import GraphInput, graph_inputs, torch_dtype
 
 
 def forward_func(module: ModuleOp, entry: str = "forward") -> func.FuncOp:
@@ -51,6 +57,10 @@ def forward_func(module: ModuleOp, entry: str = "forward") -> func.FuncOp:
         if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
             return op
     raise ValueError(f"the module has no func.func @{entry}")
+
+
+class IRNotKept(RuntimeError):
+    """The program was read back from the program cache, which keeps no IR."""
 
 
 class CompiledProgram:
@@ -70,19 +80,87 @@ class CompiledProgram:
         (``cache``: None for the environment's, False for none), the rest compile on
         ``jobs`` threads. ``compiled``: the kernels when the caller already compiled them.
         ``source`` is the whole program's CUDA, as one file (for reading)."""
-        self.module = module
-        self.func = forward_func(module)
-        self.kernels = [op for op in self.func.body.walk() if isinstance(op, kernel.KernelOp)]
+        self._module_op: ModuleOp | None = module
+        self._func: func.FuncOp | None = forward_func(module)
+        self._kernels: list[kernel.KernelOp] | None = [
+            op for op in self._func.body.walk() if isinstance(op, kernel.KernelOp)
+        ]
         self.compiled: CompiledKernels = compiled or compile_kernels(
             emit_kernel_sources(module), arch=arch, cache=cache, jobs=jobs
         )
         self._loaded: LoadedKernels | None = None
 
+    @classmethod
+    def restore(
+        cls,
+        plan: ExecutionPlan,
+        compiled: CompiledKernels,
+        inputs: Sequence[GraphInput],
+        kernel_names: Sequence[str],
+    ) -> CompiledProgram:
+        """A program from what running it needs (as the program cache keeps it), with no
+        IR: ``module``, ``func`` and ``kernels`` raise ``IRNotKept``."""
+        self = cls.__new__(cls)
+        self._module_op = self._func = self._kernels = None
+        self.compiled = compiled
+        self._loaded = None
+        # The cached properties' values, given rather than computed from the IR.
+        self.__dict__.update(plan=plan, inputs=list(inputs), kernel_names=tuple(kernel_names))
+        return self
+
+    @property
+    def from_cache(self) -> bool:
+        """True for a program restored without IR (``restore``)."""
+        return self._module_op is None
+
+    def _ir(self, what: str):
+        value = {"module": self._module_op, "func": self._func, "kernels": self._kernels}[what]
+        if value is None:
+            raise IRNotKept(
+                f"this program came from the program cache, which keeps no IR (no {what}): "
+                "only the plan, the kernels' cubins and the arguments' specs; compile with "
+                "the cache off (DEPLODOCK_CACHE=0, deplodock run --no-cache) for the IR"
+            )
+        return value
+
+    @property
+    def module(self) -> ModuleOp:
+        """The kernel-level module (``IRNotKept`` for a program from the cache)."""
+        return self._ir("module")
+
+    @property
+    def func(self) -> func.FuncOp:
+        """Its ``@forward`` (``IRNotKept`` for a program from the cache)."""
+        return self._ir("func")
+
+    @property
+    def kernels(self) -> list[kernel.KernelOp]:
+        """Its ``kernel.kernel`` ops in program order (``IRNotKept`` for a program from
+        the cache; ``kernel_names`` and ``plan.steps`` hold what running needs)."""
+        return self._ir("kernels")
+
+    @functools.cached_property
+    def kernel_names(self) -> tuple[str, ...]:
+        """The kernels' names, in program order."""
+        return tuple(k.sym_name.data for k in self.kernels)
+
+    @functools.cached_property
+    def inputs(self) -> list[GraphInput]:
+        """Each argument of @forward: name, kind (input, param, buffer, constant), the
+        module's target, shape and dtype (``frontends.export.graph_inputs``)."""
+        return graph_inputs(self.func, self.plan.arg_names)  # the plan has named them
+
     @functools.cached_property
     def source(self) -> str:
         """The whole program's CUDA as one file, for reading (emitted on first use: the
-        compile itself works kernel by kernel)."""
-        return emit_cuda(self.module)
+        compile itself works kernel by kernel). A program from the cache has no IR to
+        emit: its source is each distinct compile unit's, as NVRTC compiled it."""
+        if self._module_op is None:
+            return "\n".join(
+                f"// unit {unit.symbol}: kernels {', '.join(unit.kernels)}\n" + unit.compiled.source
+                for unit in self.compiled.units
+            )
+        return emit_cuda(self._module_op)
 
     @property
     def resources(self) -> dict[str, KernelResources]:
