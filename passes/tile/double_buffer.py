@@ -10,8 +10,9 @@ that; ``async-copy`` lets the copy run in the background)::
     %x_smem = tile.stage %x_b[..] box [128, 8] transpose pad 4 buffers 2 : .. -> ..
 
 The tile level's meaning is unchanged: a stage is the slab at this iteration's origin.
-The decision is ``buffers_for``: a stage at the top of a loop of at least two iterations,
-while the kernel's slabs, doubled, fit ``max_bytes`` (``max_bytes=0`` turns it off).
+The decision is ``buffers_for``: a stage at the top of a loop of at least two iterations
+whose slabs are all stored alike (all transposed or none), while the kernel's slabs,
+doubled, fit ``max_bytes`` (``max_bytes=0`` turns it off).
 """
 
 from __future__ import annotations
@@ -46,11 +47,15 @@ def buffers_for(
     A second copy lets the copy of chunk ``k + 1`` overlap chunk ``k``'s compute
     (``pipeline-k-outer``): by ``cp.async`` for slabs in the source's order, by register
     prefetch for transposed ones. Measured on the H200: with register prefetch, generated
-    kernels gained 4-15% (session 4: square 4096 3310 -> 3192 us, TinyLlama q_proj's
-    partial sums at S=512 152 -> 129 us); double-buffered *without* it, or with 4-byte
-    cp.async, they lost (session 3: square 4096 3031 -> 3413 and 3947 us). ``always``:
-    double even a loop of one chunk (tests)."""
-    if for_op.extent < 2 and not always:
+    kernels gained 4-20% (session 4: ``x @ w.T`` at 4096 3310 -> 3192 us, TinyLlama
+    q_proj at S=512 166 -> 136 us); double-buffered *without* it, or with 4-byte
+    cp.async, they lost (session 3: square 4096 3031 -> 3413 and 3947 us). A loop whose
+    slabs are stored both ways (``torch.matmul``'s ``x[m, k] @ w[k, n]``: x transposed, w
+    in the source's order) stays single: with register prefetch it lost (session 4:
+    square 4096 3030 -> 4058 us, 2048 395 -> 507 us). ``always``: double them anyway,
+    and even a loop of one chunk (tests)."""
+    stages = [s for s in for_op.body.block.ops if isinstance(s, tile.StageOp)]
+    if not always and (for_op.extent < 2 or len({s.is_transposed for s in stages}) > 1):
         return 1
     total = sum(s.size_bytes() for s in kernel.walk() if isinstance(s, tile.StageOp))
     extra = sum(s.size_bytes() for s in for_op.body.block.ops if isinstance(s, tile.StageOp))
