@@ -71,31 +71,44 @@ CANDIDATES = (
 the 4 x 4 tiles (square 1024: 128 -> 78 us; TinyLlama q_proj at S=128: 157 -> 71 us), 8
 for 8 x 8 (square 4096: 3551 -> 3030 us)."""
 
-EFFICIENCY = {(128, 128): 0.85, (64, 128): 0.7, (64, 64): 0.55, (32, 64): 0.31}
-"""Fraction of an SM's fp32 peak a block tile reaches when every SM is busy, measured on
-the H200 (session 3, one-off probes of the bench shapes: 128 x 128 at 0.82-0.92, 64 x 64
-0.56, 32 x 64 0.31); 64 x 128 is interpolated."""
+EFFICIENCY = {
+    (128, 128): (0.60, 0.85),
+    (64, 128): (0.40, 0.44),
+    (64, 64): (0.56, 0.60, 0.62),
+    (32, 64): (0.25, 0.45, 0.50, 0.53),
+}
+"""Fraction of an SM's fp32 peak (cuBLAS's rate) a block tile reaches, by how many of its
+blocks share each SM (1, 2, ..; the last entry for more): a second resident block hides
+the latency the first one waits on. Fitted on the H200 (session 4) to a sweep of the
+generated kernels over block tile x K splits on 17 projection shapes of TinyLlama and
+Qwen2.5-7B (S = 32..512) and x @ w.T at 4096, with register prefetch: with ``K_OVERHEAD``
+and ``HBM_BYTES_PER_S`` below, the cheapest estimate is the fastest measured variant or
+within 3.4% of it on every shape (geomean 0.6% slower than the best of the sweep). The
+sweep, its data and the check: ``docs/bench/h200-2026-11-30-s4/matmul-sweep/``."""
 
 SM_FLOPS = 51e12 / tile.NUM_SMS  # cuBLAS's fp32 GEMM rate on the H200, per SM
-HBM_BYTES_PER_S = 3.0e12  # what a partial-sum round trip streams at, roughly
+HBM_BYTES_PER_S = 2.0e12  # what a partial-sum round trip streams at, fitted with the above
 KERNEL_LAUNCH_S = 3e-6  # the combine kernel's launch and tail
+K_OVERHEAD = 32  # a block's fill of its first chunk and its epilogue, in K elements
 MIN_SPLIT_K = 128  # K a split keeps at least: 8+ chunks to pipeline over
 MAX_SPLITS = 32
 
 
-def _efficiency(c: MatmulTile) -> float:
-    """``EFFICIENCY`` of the block tile; a tile never measured counts as the worst."""
-    return EFFICIENCY.get((c.block_m, c.block_n), min(EFFICIENCY.values()))
+def _efficiency(c: MatmulTile, blocks_per_sm: int) -> float:
+    """``EFFICIENCY`` of the block tile with ``blocks_per_sm`` of its blocks on each SM; a
+    tile never measured counts as the worst."""
+    by_count = EFFICIENCY.get((c.block_m, c.block_n), (min(e[0] for e in EFFICIENCY.values()),))
+    return by_count[min(blocks_per_sm, len(by_count)) - 1]
 
 
 def estimate_seconds(c: MatmulTile, m: int, n: int, k: int, batch: int, splits: int) -> float:
-    """The cost model: the busiest SM's share of the FMAs at the tile's efficiency (whole
-    blocks: wave quantisation), plus, when K is split, writing and re-reading the partial
-    sums and one more launch."""
+    """The cost model: the busiest SM's share of the FMAs (whole blocks: wave quantisation)
+    at the tile's efficiency for that many blocks per SM, plus, when K is split, writing
+    and re-reading the partial sums and one more launch."""
     blocks = batch * splits * (m // c.block_m) * (n // c.block_n)
     per_sm = -(-blocks // tile.NUM_SMS)
-    block_flops = 2 * c.block_m * c.block_n * (k // splits)
-    seconds = per_sm * block_flops / (SM_FLOPS * _efficiency(c))
+    block_flops = 2 * c.block_m * c.block_n * (k // splits + K_OVERHEAD)
+    seconds = per_sm * block_flops / (SM_FLOPS * _efficiency(c, per_sm))
     if splits > 1:
         seconds += 2 * 4 * splits * batch * m * n / HBM_BYTES_PER_S + KERNEL_LAUNCH_S
     return seconds
