@@ -22,6 +22,7 @@ only inside a kernel, and no barrier under control flow that depends on the thre
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -31,11 +32,18 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
     IntAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineExpr,
+    AffineMap,
+)
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -73,9 +81,12 @@ from deplodock.dialects.access import (
 )
 from deplodock.dialects.affine_syntax import (
     check_in_bounds,
+    expr_range,
     index_map_for,
     parse_indices,
     print_indices,
+    row_major_offset,
+    value_ranges,
 )
 from deplodock.dialects.loop import (
     kinds_attr,
@@ -93,6 +104,13 @@ MAX_THREADS_PER_BLOCK = 1024
 MAX_SHARED_BYTES = 227 * 1024  # sm_90: 227 KB of shared memory per block (opt-in)
 STATIC_SHARED_BYTES = 48 * 1024  # above this CUDA needs dynamic shared memory
 SHARED_ALIGNMENT = 16  # bytes; every shared array may be read 16 bytes at a time
+MAX_SHARED_ALIGNMENT = 1024
+TMA_ALIGNMENT = 128  # bytes: a TMA copy's shared destination (and each piece of it)
+TMA_MAX_BOX = 256  # elements: the most a TMA box spans in one dimension
+TMA_MAX_RANK = 5
+TMA_GLOBAL_ALIGNMENT = 16  # bytes: a TMA source's address and strides
+TMA_MAX_TX_BYTES = (1 << 20) - 1  # an mbarrier's transaction count
+SWIZZLE_SPANS = (32, 64, 128)  # bytes: the TMA swizzle modes
 DIMS = ("x", "y", "z")
 
 
@@ -154,11 +172,13 @@ class KernelOp(IRDLOperation):
 
     def shared_bytes(self) -> int:
         """Static shared memory the body allocates: each array starts 16-byte aligned (the
-        emitter declares them ``__align__(SHARED_ALIGNMENT)`` for vector accesses)."""
+        emitter declares them ``__align__(SHARED_ALIGNMENT)`` for vector accesses), or at
+        its own ``align``; mbarriers take 8 bytes each."""
         end = 0
         for op in self.walk():
-            if isinstance(op, SharedOp):
-                end = -(-end // SHARED_ALIGNMENT) * SHARED_ALIGNMENT + op.size_bytes()
+            if isinstance(op, SharedOp | MBarrierOp):
+                align = op.alignment
+                end = -(-end // align) * align + op.size_bytes()
         return end
 
     def verify_(self) -> None:
@@ -314,10 +334,59 @@ class _ArrayOp(IRDLOperation):
 
 @irdl_op_definition
 class SharedOp(_ArrayOp):
-    """``%s = kernel.shared "acc0_smem" : memref<8xf32>``: a block's shared array."""
+    """``%s = kernel.shared "acc0_smem" [align 128] : memref<8xf32>``: a block's shared array.
+
+    Every shared array starts ``SHARED_ALIGNMENT`` (16) bytes aligned, enough for 16-byte
+    vector accesses; ``align N`` asks for more (a power of two up to 1024): a TMA copy's
+    destination must be 128-byte aligned (``kernel.tma_load``)."""
 
     name = "kernel.shared"
     WHAT: ClassVar[str] = "shared memory"
+    align = opt_prop_def(IntAttr)
+
+    def __init__(self, name: str, type_: MemRefType, align: int | None = None):
+        super().__init__(name, type_)
+        if align is not None:
+            self.align = IntAttr(align)
+
+    @property
+    def alignment(self) -> int:
+        return (
+            max(SHARED_ALIGNMENT, self.align.data) if self.align is not None else SHARED_ALIGNMENT
+        )
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.align is not None:
+            a = self.align.data
+            if a < 1 or a & (a - 1) or a > MAX_SHARED_ALIGNMENT:
+                raise VerifyException(
+                    f"kernel.shared: align {a} must be a power of two up to {MAX_SHARED_ALIGNMENT}"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.sym_name.data)
+        if self.align is not None:
+            printer.print_string(f" align {self.align.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        name = parser.parse_str_literal()
+        align = None
+        if parser.parse_optional_keyword("align") is not None:
+            align = parser.parse_integer()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        if not isinstance(type_, MemRefType):
+            parser.raise_error(f"{cls.name} allocates a memref")
+        op = cls(name, type_, align)
+        op.attributes.update(attrs)
+        return op
 
 
 @irdl_op_definition
@@ -703,6 +772,477 @@ class CpAsyncWaitOp(IRDLOperation):
         return op
 
 
+# --- TMA and mbarriers (sm_90) -------------------------------------------------------------
+
+
+@irdl_op_definition
+class MBarrierOp(_ArrayOp):
+    """``%bar = kernel.mbarrier "k_bar" : memref<2xi64>``: N mbarriers in shared memory.
+
+    An mbarrier (sm_80+; transaction counts sm_90) counts *arrivals* and *transaction
+    bytes* per *phase*: a phase completes when its expected arrivals have arrived and the
+    bytes it was told to expect (``kernel.mbarrier_arrive_expect_tx``) have landed (TMA
+    copies complete bytes on it, ``kernel.tma_load``); then the next phase begins.
+    Threads wait for a phase by its parity (``kernel.mbarrier_wait``)."""
+
+    name = "kernel.mbarrier"
+    WHAT: ClassVar[str] = "an mbarrier"
+
+    @property
+    def alignment(self) -> int:
+        return 8
+
+    def verify_(self) -> None:
+        super().verify_()
+        type_ = self.result.type
+        assert isinstance(type_, MemRefType)
+        element = type_.element_type
+        if (
+            len(type_.get_shape()) != 1
+            or not isinstance(element, IntegerType)
+            or element.width.data != 64
+        ):
+            raise VerifyException(
+                f"kernel.mbarrier: mbarriers are a memref<Nxi64> (one 8-byte word each), "
+                f"not {type_}"
+            )
+
+
+def _joined(
+    parts: Sequence[tuple[AffineMap, Sequence[SSAValue]]],
+) -> tuple[list[AffineMap], list[SSAValue]]:
+    """Several index maps, each over its own operands, as maps over one operand list
+    (canonical: dims in order of first appearance, a repeated value one dim)."""
+    results: list[tuple[AffineExpr, ...]] = []
+    operands: list[SSAValue] = []
+    for map_, values in parts:
+        shift = [AffineExpr.dimension(len(operands) + i) for i in range(map_.num_dims)]
+        results.append(tuple(r.replace_dims_and_symbols(shift, []) for r in map_.results))
+        operands.extend(values)
+    both = AffineMap(len(operands), 0, tuple(r for rs in results for r in rs))
+    both, operands = index_map_for(both, operands)
+    maps, start = [], 0
+    for rs in results:
+        maps.append(AffineMap(both.num_dims, 0, both.results[start : start + len(rs)]))
+        start += len(rs)
+    return maps, operands
+
+
+def _check_mbarrier(op: Operation, barrier: SSAValue, map_: AffineMap, indices) -> MBarrierOp:
+    """The ``kernel.mbarrier`` an op uses: allocated, index in bounds, initialised (some
+    ``kernel.mbarrier_init`` of the array precedes ``op`` in program order)."""
+    owner = barrier.owner
+    if not isinstance(owner, MBarrierOp):
+        raise VerifyException(f"{op.name}: the barrier must be a kernel.mbarrier array")
+    check_in_bounds(op.name, map_, indices, owner.result.type.get_shape())  # type: ignore[attr-defined]
+    if isinstance(op, MBarrierInitOp):
+        return owner
+    kernel = enclosing_kernel(op)
+    if kernel is not None:
+        for other in kernel.walk():
+            if other is op:
+                break
+            if isinstance(other, MBarrierInitOp) and other.barrier is barrier:
+                return owner
+    raise VerifyException(
+        f"{op.name}: the mbarrier {owner.sym_name.data!r} is used before any "
+        "kernel.mbarrier_init of it"
+    )
+
+
+class _BarrierOpBase(IRDLOperation):
+    """``kernel.<op> %bar[index], N : memref<Kxi64>``: an op on one mbarrier of an array,
+    with one integer (``VALUE``: the arrival count, the transaction bytes)."""
+
+    VALUE: ClassVar[str] = "count"
+
+    barrier = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, barrier: SSAValue, map_: AffineMap, indices: Sequence[SSAValue], value):
+        map_, operands = index_map_for(map_, indices)
+        super().__init__(
+            operands=[barrier, operands],
+            properties={"map": AffineMapAttr(map_), self.VALUE: IntAttr(value)},
+        )
+
+    @property
+    def value(self) -> int:
+        return self.properties[self.VALUE].data  # type: ignore[attr-defined]
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.barrier)
+        print_indices(printer, self.map.data, self.indices)
+        printer.print_string(f", {self.value}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.barrier.type)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        barrier = parser.parse_unresolved_operand()
+        map_, index_operands = parse_indices(parser)
+        parser.parse_punctuation(",")
+        value = parser.parse_integer()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        bar = parser.resolve_operand(barrier, type_)
+        indices = [parser.resolve_operand(o, IndexType()) for o in index_operands]
+        op = cls(bar, map_, indices, value)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class MBarrierInitOp(_BarrierOpBase):
+    """``kernel.mbarrier_init %bar[0], 1 : memref<2xi64>``: phase 0 begins, expecting
+    ``count`` arrivals a phase. One thread initialises; a ``kernel.barrier`` then makes
+    the barrier visible to the others (the interpreter reports a use before it)."""
+
+    name = "kernel.mbarrier_init"
+    count = prop_def(IntAttr)
+    VALUE: ClassVar[str] = "count"
+
+    def verify_(self) -> None:
+        _check_mbarrier(self, self.barrier, self.map.data, self.indices)
+        if not 1 <= self.count.data <= MAX_THREADS_PER_BLOCK:
+            raise VerifyException(
+                f"kernel.mbarrier_init: {self.count.data} arrivals a phase; a block has "
+                f"1 to {MAX_THREADS_PER_BLOCK} threads to arrive"
+            )
+
+
+@irdl_op_definition
+class MBarrierArriveExpectTxOp(_BarrierOpBase):
+    """``kernel.mbarrier_arrive_expect_tx %bar[%buf], 6144 : memref<2xi64>``: the thread
+    arrives on the barrier's current phase and tells it to expect that many more bytes
+    (the TMA copies issued for the phase complete them)."""
+
+    name = "kernel.mbarrier_arrive_expect_tx"
+    bytes = prop_def(IntAttr)
+    VALUE: ClassVar[str] = "bytes"
+
+    def verify_(self) -> None:
+        _check_mbarrier(self, self.barrier, self.map.data, self.indices)
+        if not 0 <= self.bytes.data <= TMA_MAX_TX_BYTES:
+            raise VerifyException(
+                f"kernel.mbarrier_arrive_expect_tx: {self.bytes.data} bytes; an mbarrier's "
+                f"transaction count holds 0 to {TMA_MAX_TX_BYTES}"
+            )
+
+
+@irdl_op_definition
+class MBarrierWaitOp(IRDLOperation):
+    """``kernel.mbarrier_wait %bar[%buf], %parity : memref<2xi64>``: wait until the
+    barrier's phase of parity ``%parity`` (0 or 1) has completed (``try_wait.parity``):
+    the current phase if its parity is ``%parity``, else the one before it, which has
+    (the wait returns at once). The copies that completed on the phase are then visible
+    to the waiting thread."""
+
+    name = "kernel.mbarrier_wait"
+    barrier = operand_def(MemRefType)
+    parity = operand_def(IndexType)
+    indices = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(
+        self, barrier: SSAValue, map_: AffineMap, indices: Sequence[SSAValue], parity: SSAValue
+    ):
+        map_, operands = index_map_for(map_, indices)
+        super().__init__(
+            operands=[barrier, parity, operands], properties={"map": AffineMapAttr(map_)}
+        )
+
+    def verify_(self) -> None:
+        _check_mbarrier(self, self.barrier, self.map.data, self.indices)
+        bounds = value_ranges([self.parity])[0]
+        if bounds is not None and (bounds[0] < 0 or bounds[1] > 1):
+            raise VerifyException(
+                f"kernel.mbarrier_wait: the parity ranges over [{bounds[0]}, {bounds[1]}], "
+                "not 0 or 1"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.barrier)
+        print_indices(printer, self.map.data, self.indices)
+        printer.print_string(", ")
+        printer.print_ssa_value(self.parity)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.barrier.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MBarrierWaitOp:
+        barrier = parser.parse_unresolved_operand()
+        map_, index_operands = parse_indices(parser)
+        parser.parse_punctuation(",")
+        parity = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        bar = parser.resolve_operand(barrier, type_)
+        indices = [parser.resolve_operand(o, IndexType()) for o in index_operands]
+        op = cls(bar, map_, indices, parser.resolve_operand(parity, IndexType()))
+        op.attributes.update(attrs)
+        return op
+
+
+def _multiple_of(expr: AffineExpr, n: int) -> bool:
+    """Whether ``expr`` is a multiple of ``n`` for every value of its dims (sufficient
+    test: sums of multiples, products with a multiple)."""
+    if isinstance(expr, AffineConstantExpr):
+        return expr.value % n == 0
+    if isinstance(expr, AffineBinaryOpExpr):
+        if expr.kind == AffineBinaryOpKind.Add:
+            return _multiple_of(expr.lhs, n) and _multiple_of(expr.rhs, n)
+        if expr.kind == AffineBinaryOpKind.Mul:
+            for factor, other in ((expr.rhs, expr.lhs), (expr.lhs, expr.rhs)):
+                if isinstance(factor, AffineConstantExpr):
+                    g = math.gcd(factor.value, n)
+                    return g == n or _multiple_of(other, n // g)
+    return False
+
+
+def tma_box_rule(
+    box: Sequence[int], element_bytes: int, source_shape: Sequence[int], swizzle: int | None
+) -> str | None:
+    """What a TMA box of ``box`` (source order) over a dense row-major source of
+    ``source_shape`` breaks, or None: the rules ``cuTensorMapEncodeTiled`` holds."""
+    if not 1 <= len(box) <= min(TMA_MAX_RANK, len(source_shape)):
+        return (
+            f"a box of rank {len(box)} over a source of rank {len(source_shape)} "
+            f"(TMA copies boxes of rank 1 to {TMA_MAX_RANK})"
+        )
+    if len(source_shape) > TMA_MAX_RANK:
+        return (
+            f"a source of rank {len(source_shape)} (TMA maps tensors of rank up to {TMA_MAX_RANK})"
+        )
+    for extent in box:
+        if not 1 <= extent <= TMA_MAX_BOX:
+            return f"box extent {extent} is outside TMA's 1 to {TMA_MAX_BOX}"
+    row = box[-1] * element_bytes
+    if row % 16:
+        return f"the box's inner row is {row} bytes, not a multiple of 16"
+    if swizzle is not None:
+        if swizzle not in SWIZZLE_SPANS:
+            return f"swizzle {swizzle} is not one of {', '.join(map(str, SWIZZLE_SPANS))} bytes"
+        if row > swizzle:
+            return f"the box's inner row is {row} bytes, wider than the {swizzle}-byte swizzle span"
+    stride = element_bytes
+    for extent in reversed(source_shape[1:]):
+        stride *= extent
+        if stride % TMA_GLOBAL_ALIGNMENT:
+            return (
+                f"a source stride of {stride} bytes, not a multiple of {TMA_GLOBAL_ALIGNMENT} "
+                "(TMA's global strides)"
+            )
+    return None
+
+
+@irdl_op_definition
+class TmaLoadOp(IRDLOperation):
+    """``kernel.tma_load %x_b[%k * 16, %m0] -> %x_smem[%buf, 0, 0] box [16, 32]
+    barrier %bar[%buf] : memref<128x64xf32> -> memref<2x16x32xf32>, memref<2xi64>``
+
+    One thread copies a whole *box* of a global input into shared memory with the Tensor
+    Memory Accelerator (``cp.async.bulk.tensor``, sm_90): the box of extents ``box``
+    (the source's trailing dimensions, in its order) at the source coordinates lands
+    densely (row-major, no padding) from the destination index on, and its bytes complete
+    on the mbarrier: a thread may read the box once it waited for that phase
+    (``kernel.mbarrier_wait``). The runtime passes a tensor map per (source, box,
+    swizzle) as a kernel parameter.
+
+    ``swizzle S`` (32, 64 or 128 bytes) stores each box row with its 16-byte chunks
+    permuted (chunk ``c`` of row ``r`` at ``c xor (r mod (S / 16))`` for S = 128), so
+    that reading a column touches every bank; the box's inner row is at most S bytes.
+
+    The verifier holds TMA's rules, each named when broken: the source is an input
+    buffer of the kernel; the box is of rank 1 to 5, each extent 1 to 256, its inner row a
+    multiple of 16 bytes (and within the swizzle span), the source's strides multiples of
+    16 bytes; the box fills the trailing dimensions of the destination densely (a padded
+    slab cannot be TMA'd); the destination is a ``kernel.shared`` array aligned to 128
+    bytes (``align 128``) and the box starts at a multiple of 128 bytes in it; the box lies
+    inside the source; the barrier is an initialised ``kernel.mbarrier``.
+    """
+
+    name = "kernel.tma_load"
+    source = operand_def(MemRefType)
+    target = operand_def(MemRefType)
+    barrier = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    source_map = prop_def(AffineMapAttr)
+    target_map = prop_def(AffineMapAttr)
+    barrier_map = prop_def(AffineMapAttr)
+    box = prop_def(ArrayAttr[IntAttr])
+    swizzle = opt_prop_def(IntAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(
+        self,
+        source: SSAValue,
+        source_map: AffineMap,
+        target: SSAValue,
+        target_map: AffineMap,
+        barrier: SSAValue,
+        barrier_map: AffineMap,
+        indices: Sequence[SSAValue],
+        box: Sequence[int],
+        swizzle: int | None = None,
+    ):
+        """All three maps are over ``indices``."""
+        (source_map, target_map, barrier_map), operands = _joined(
+            [(source_map, indices), (target_map, indices), (barrier_map, indices)]
+        )
+        properties: dict[str, Attribute] = {
+            "source_map": AffineMapAttr(source_map),
+            "target_map": AffineMapAttr(target_map),
+            "barrier_map": AffineMapAttr(barrier_map),
+            "box": ArrayAttr([IntAttr(e) for e in box]),
+        }
+        if swizzle is not None:
+            properties["swizzle"] = IntAttr(swizzle)
+        super().__init__(operands=[source, target, barrier, operands], properties=properties)
+
+    @property
+    def buffer(self) -> SSAValue:
+        """The global buffer read (as a load names it in the interpreters' messages)."""
+        return self.source
+
+    @property
+    def box_shape(self) -> tuple[int, ...]:
+        return tuple(e.data for e in self.box.data)
+
+    @property
+    def swizzle_bytes(self) -> int | None:
+        return self.swizzle.data if self.swizzle is not None else None
+
+    def box_bytes(self) -> int:
+        src = self.source.type
+        assert isinstance(src, MemRefType)
+        count = 1
+        for extent in self.box_shape:
+            count *= extent
+        return count * _element_bytes(src.element_type)
+
+    def _fail(self, rule: str) -> VerifyException:
+        return VerifyException(f"kernel.tma_load: {rule}")
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.target.type
+        assert isinstance(src, MemRefType) and isinstance(dst, MemRefType)
+        if src.element_type != dst.element_type:
+            raise self._fail("copies between buffers of different elements")
+        kernel = enclosing_kernel(self)
+        if kernel is None or self.source not in kernel.input_buffers:
+            raise self._fail(
+                "the source must be an input buffer of the kernel (TMA reads global memory)"
+            )
+        if not isinstance(self.target.owner, SharedOp):
+            raise self._fail("the target must be a kernel.shared array")
+        box, shape, stored = self.box_shape, src.get_shape(), dst.get_shape()
+        element = _element_bytes(src.element_type)
+        broken = tma_box_rule(box, element, shape, self.swizzle_bytes)
+        if broken is not None:
+            raise self._fail(broken)
+        k = len(box)
+        dense = k <= len(stored) and tuple(stored[len(stored) - k :]) == tuple(box)
+        inner = self.target_map.data.results[len(stored) - k :] if dense else ()
+        if not dense or not all(isinstance(e, AffineConstantExpr) and e.value == 0 for e in inner):
+            raise self._fail(
+                f"the box {list(box)} must fill the trailing dimensions of the shared array "
+                f"{list(stored)} from index 0 (TMA writes a box densely: no pad)"
+            )
+        alignment = self.target.owner.alignment
+        if alignment < TMA_ALIGNMENT:
+            raise self._fail(
+                f"the shared destination {self.target.owner.sym_name.data!r} is {alignment}-byte "
+                f"aligned; TMA needs {TMA_ALIGNMENT} (kernel.shared ... align {TMA_ALIGNMENT})"
+            )
+        offset = row_major_offset(self.target_map.data, stored) * element
+        if not _multiple_of(offset, TMA_ALIGNMENT):
+            raise self._fail(
+                f"the box does not start at a multiple of {TMA_ALIGNMENT} bytes of the shared "
+                "array (TMA's destination alignment)"
+            )
+        check_in_bounds(self.name, self.target_map.data, self.indices, stored)
+        ranges = value_ranges(self.indices)
+        extents = [1] * (len(shape) - k) + list(box)
+        for dim, (expr, size, extent) in enumerate(
+            zip(self.source_map.data.results, shape, extents, strict=True)
+        ):
+            bounds = expr_range(expr, ranges)
+            if bounds is not None and (bounds[0] < 0 or bounds[1] + extent > size):
+                raise self._fail(f"dimension {dim} of the box leaves the source's extent {size}")
+        _check_mbarrier(self, self.barrier, self.barrier_map.data, self.indices)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.source)
+        print_indices(printer, self.source_map.data, self.indices)
+        printer.print_string(" -> ")
+        printer.print_ssa_value(self.target)
+        print_indices(printer, self.target_map.data, self.indices)
+        printer.print_string(f" box [{', '.join(map(str, self.box_shape))}]")
+        if self.swizzle is not None:
+            printer.print_string(f" swizzle {self.swizzle.data}")
+        printer.print_string(" barrier ")
+        printer.print_ssa_value(self.barrier)
+        print_indices(printer, self.barrier_map.data, self.indices)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.target.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.barrier.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TmaLoadOp:
+        source = parser.parse_unresolved_operand()
+        source_map, source_operands = parse_indices(parser)
+        parser.parse_punctuation("->")
+        target = parser.parse_unresolved_operand()
+        target_map, target_operands = parse_indices(parser)
+        parser.parse_keyword("box")
+        box = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        swizzle = None
+        if parser.parse_optional_keyword("swizzle") is not None:
+            swizzle = parser.parse_integer()
+        parser.parse_keyword("barrier")
+        barrier = parser.parse_unresolved_operand()
+        barrier_map, barrier_operands = parse_indices(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        src_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        dst_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        bar_type = parser.parse_type()
+        src, dst, bar = parser.resolve_operands(
+            [source, target, barrier], [src_type, dst_type, bar_type], parser.pos
+        )
+
+        def resolved(operands):
+            return [parser.resolve_operand(o, IndexType()) for o in operands]
+
+        (source_map, target_map, barrier_map), indices = _joined(
+            [
+                (source_map, resolved(source_operands)),
+                (target_map, resolved(target_operands)),
+                (barrier_map, resolved(barrier_operands)),
+            ]
+        )
+        op = cls(src, source_map, dst, target_map, bar, barrier_map, indices, box, swizzle)
+        op.attributes.update(attrs)
+        return op
+
+
 Kernel = Dialect(
     "kernel",
     [
@@ -720,5 +1260,10 @@ Kernel = Dialect(
         CpAsyncOp,
         CpAsyncCommitOp,
         CpAsyncWaitOp,
+        MBarrierOp,
+        MBarrierInitOp,
+        MBarrierArriveExpectTxOp,
+        MBarrierWaitOp,
+        TmaLoadOp,
     ],
 )

@@ -35,6 +35,31 @@ Hardware primitives
   and ``kernel.cp_async_wait N`` lands every committed group but the newest N, as writes
   by the issuing threads at that moment (so other warps may read them only after a
   barrier, as on the GPU).
+* ``kernel.mbarrier``: per block, per barrier, the state of its current phase (arrivals
+  still expected, transaction bytes expected and issued, the TMA copies of the phase)
+  and, per thread, how many of its phases the thread has *observed* complete.
+  ``kernel.mbarrier_init`` starts phase 0; another warp's use of the barrier before a
+  ``kernel.barrier`` follows the init is a race (the init is not visible yet).
+* ``kernel.tma_load``: each active lane issues one copy of the whole box: the source is
+  read at once (inputs are read-only), the destination is checked as a write by the
+  issuing thread now (a read of it by another warp in this epoch is a race: the buffer
+  is refilled before every reader is done), and the box is *pending* on the barrier's
+  current phase, its elements in flight. ``kernel.mbarrier_arrive_expect_tx`` arrives and
+  adds expected bytes. A phase can complete once all its arrivals came and exactly the
+  expected bytes were issued; it does at the first ``kernel.mbarrier_wait`` for it: its
+  copies land (written by the async proxy: no epoch of their own) and the waiting
+  threads observe it. A ``kernel.barrier`` passes what each thread observed on to the
+  whole block (``bar.sync`` orders the waiters' reads before everyone after it).
+  A wait for parity ``p`` when the current phase's parity is not ``p`` returns at once
+  (``try_wait.parity``: the phase before it has completed), observing nothing new.
+  A wait for a phase that can never complete (arrivals missing, fewer bytes issued than
+  expected: nothing after the wait in program order can complete it) is
+  ``MBarrierDeadlock`` instead of a hang; more bytes issued than expected is a race (the
+  phase may complete with a copy still in flight), reported at the wait.
+  Model: every arrival and copy of a phase precedes, in program order, the waits for it
+  (no producer warp issues later while the others wait), which is how materialize
+  schedules TMA; and a thread re-arriving on a barrier whose phase already has all its
+  arrivals, before anyone waited for it, is an error rather than a guess at the timing.
 
 The race checker: epochs
 ------------------------
@@ -48,12 +73,15 @@ and, for the epoch of its latest reads, one reading thread (and op) per warp. Th
 * one store op whose lanes write *different* values to one element (which wins is
   undefined),
 
-or an access to an element a ``kernel.cp_async`` is still copying to (issued and not yet
-covered by a ``kernel.cp_async_wait``: the data may land at any moment between) raise
-``SharedMemoryRace``, naming the op (as it prints in its kernel, with its line), the
-shared array, the element, the block and both threads (and the earlier access's op). A
-read of an element no thread has written yet is ``UninitializedRead``; an index outside the
-array is ``OutOfBounds``, as for global memory.
+or an access to an element a ``kernel.cp_async`` or a ``kernel.tma_load`` is still copying
+to (issued and not yet covered by a ``kernel.cp_async_wait``, or by a completed phase of
+its mbarrier: the data may land at any moment between), or an access to an element a TMA
+copy landed on a phase the thread has not observed (no ``kernel.mbarrier_wait`` for it,
+nor a ``kernel.barrier`` after another thread's) raise ``SharedMemoryRace``, naming the
+op (as it prints in its kernel, with its line), the shared array, the element, the block
+and both threads (and the earlier access's op). A read of an element no thread has
+written yet is ``UninitializedRead``; an index outside the array is ``OutOfBounds``, as
+for global memory.
 
 Lanes of one warp count as one agent: a warp executes in lockstep, so its lanes'
 accesses are ordered by program order (warp-synchronous execution, which materialize's
@@ -93,6 +121,7 @@ from deplodock.dialects.interpreters.tile import (
     Simt,
     SimtError,
     SimtFunctions,
+    buffer_name,
     checked_indices,
     gather,
     nested_interpreter,
@@ -125,6 +154,20 @@ class UninitializedRead(SimtError):
 
 class BarrierDivergence(Divergence):
     """Some threads of a block reach a barrier and others do not."""
+
+
+class MBarrierError(SimtError):
+    """An mbarrier used in a way the hardware does not define (not initialised, more
+    arrivals than a phase expects)."""
+
+
+class MBarrierDeadlock(MBarrierError):
+    """A thread waits for an mbarrier phase that can never complete."""
+
+
+ASYNC_EPOCH = -2
+"""``w_epoch`` of an element a TMA copy wrote: the async proxy, ordered by the mbarrier
+(``SharedArray.tma_slot``), not by the block's barriers."""
 
 
 def select_blocks(choice: BlockChoice, count: int) -> np.ndarray:
@@ -226,6 +269,11 @@ class SharedArray:
         self.r_thread = np.full((blocks, size, warps), -1, np.int64)
         self.r_op = np.full((blocks, size, warps), -1, np.int64)
         self.in_flight = np.full((blocks, size), -1, np.int64)  # thread of a pending cp.async
+        # TMA: the barrier slot (BlockSimt.slots) of a copy in flight to the element, and of
+        # the copy that landed it with its phase (-1: none, or since written by a thread).
+        self.tma_pending = np.full((blocks, size), -1, np.int64)
+        self.tma_slot = np.full((blocks, size), -1, np.int64)
+        self.tma_phase = np.full((blocks, size), -1, np.int64)
 
     def flat(self, indices: Sequence[np.ndarray]) -> Any:
         total: Any = 0
@@ -271,6 +319,10 @@ class BlockSimt(Simt):
         self._op_ids: dict[int, int] = {}
         self.open_copies: list[PendingCopy] = []  # cp.async not yet committed
         self.copy_groups: list[list[PendingCopy]] = []  # committed, in flight, oldest first
+        # mbarriers: (array, index) per slot, and per lane the phases of each slot it has
+        # observed complete (it may read what copies of phases below that landed).
+        self.slots: list[tuple[MBarrierArray, int]] = []
+        self.observed = np.zeros((*lanes.shape, 0), np.int64)
 
     def op_id(self, op: Operation) -> int:
         if id(op) not in self._op_ids:
@@ -327,7 +379,8 @@ class PendingCopy:
 
 
 def _check_in_flight(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e, what) -> None:
-    """A shared element with a cp.async in flight may be neither read nor written."""
+    """A shared element with a cp.async or a TMA copy in flight may be neither read nor
+    written; one a TMA copy landed only by a thread that observed the copy's phase."""
     pending = shared.in_flight[b, e]
     if (pending >= 0).any():
         i = int(np.argmax(pending >= 0))
@@ -337,6 +390,32 @@ def _check_in_flight(op: Operation, state: BlockSimt, shared: SharedArray, b, t,
             f"{state.lanes.thread(pending[i])}'s cp.async to it is still in flight (no "
             "kernel.cp_async_wait covers it yet)"
         )
+    tma = shared.tma_pending[b, e]
+    if (tma >= 0).any():
+        i = int(np.argmax(tma >= 0))
+        array, index = state.slots[int(tma[i])]
+        raise SharedMemoryRace(
+            f"{op_text(op)}: shared-memory race in {state.lanes.block(b[i])} on "
+            f"{shared.element(e[i])}: {state.lanes.thread(t[i])} {what} it while a TMA copy "
+            f"to it is still in flight (it completes on {array.element(index)}, whose "
+            "phase no kernel.mbarrier_wait has seen complete yet)"
+        )
+    slot = shared.tma_slot[b, e]
+    landed = slot >= 0
+    if landed.any():
+        seen = state.observed[b[landed], t[landed], slot[landed]]
+        unseen = seen <= shared.tma_phase[b[landed], e[landed]]
+        if unseen.any():
+            i = int(np.flatnonzero(landed)[np.argmax(unseen)])
+            array, index = state.slots[int(slot[i])]
+            raise SharedMemoryRace(
+                f"{op_text(op)}: shared-memory race in {state.lanes.block(b[i])} on "
+                f"{shared.element(e[i])}: {state.lanes.thread(t[i])} {what} it, but the TMA "
+                f"copy that wrote it completed on phase {int(shared.tma_phase[b[i], e[i]])} "
+                f"of {array.element(index)}, which that thread has not waited for (no "
+                "kernel.mbarrier_wait of it, nor a kernel.barrier after one): the copy may "
+                "still be in flight for it"
+            )
 
 
 def check_read(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e) -> None:
@@ -345,7 +424,7 @@ def check_read(op: Operation, state: BlockSimt, shared: SharedArray, b, t, e) ->
     _check_in_flight(op, state, shared, b, t, e, "reads")
     epoch = state.epoch[b]
     written = shared.w_epoch[b, e]
-    never = written < 0
+    never = written == -1
     if never.any():
         i = int(np.argmax(never))
         raise UninitializedRead(
@@ -443,6 +522,113 @@ def check_write(
     shared.w_epoch[b, e] = epoch
     shared.w_thread[b, e] = t
     shared.w_op[b, e] = state.op_id(op)
+    shared.tma_slot[b, e] = -1
+
+
+class MBarrierArray:
+    """One ``kernel.mbarrier`` allocation for every block of a chunk: per block and
+    barrier, the current phase's state (see the module docstring)."""
+
+    def __init__(self, op: kernel.MBarrierOp, state: BlockSimt):
+        type_ = op.result.type
+        assert isinstance(type_, MemRefType)
+        self.name = op.sym_name.data
+        (self.size,) = type_.get_shape()
+        rows = state.lanes.shape[0]
+        shape = (rows, self.size)
+        self.count = np.zeros(shape, np.int64)  # arrivals a phase; 0: not initialised
+        self.arrivals = np.zeros(shape, np.int64)  # still expected in the current phase
+        self.expected = np.zeros(shape, np.int64)  # transaction bytes
+        self.issued = np.zeros(shape, np.int64)
+        self.phase = np.zeros(shape, np.int64)  # phases completed so far
+        self.init_epoch = np.full(shape, -1, np.int64)
+        self.init_thread = np.full(shape, -1, np.int64)
+        self.pending: dict[tuple[int, int], list[PendingTma]] = {}
+        self.base = len(state.slots)
+        state.slots.extend((self, i) for i in range(self.size))
+        state.observed = np.concatenate(
+            [state.observed, np.zeros((*state.lanes.shape, self.size), np.int64)], axis=2
+        )
+
+    def element(self, index: int) -> str:
+        return f'"{self.name}"[{index}]'
+
+
+@dataclass
+class PendingTma:
+    """One TMA copy whose box has not landed yet: its lane, where and what it writes."""
+
+    op: Operation
+    shared: SharedArray
+    b: np.ndarray  # the block row, once per element
+    t: np.ndarray  # the issuing thread, once per element
+    e: np.ndarray  # flat destination elements
+    v: np.ndarray
+    bytes: int
+
+
+def swizzled(offsets: np.ndarray, element_bytes: int, swizzle: int | None) -> np.ndarray:
+    """Where the TMA swizzle mode puts each element offset of a dense box (the offset
+    from a destination aligned to the pattern's repeat): 16-byte chunk ``c`` of the
+    ``swizzle``-byte row ``r`` goes to chunk ``c xor (r mod (swizzle / 16))``."""
+    if swizzle is None:
+        return offsets
+    byte = offsets * element_bytes
+    chunks = swizzle // 16
+    row = byte // swizzle
+    chunk = (byte // 16) % chunks
+    moved = (chunk ^ (row % chunks)) * 16 + byte % 16 + row * swizzle
+    return moved // element_bytes
+
+
+def _barrier_lanes(op, state: BlockSimt, array: MBarrierArray, indices) -> tuple:
+    """(block row, thread, barrier index) of each active lane, the index bounds-checked."""
+    (index,) = checked_indices(op, state, f'"{array.name}"', (array.size,), indices)
+    b, t = state.active_lanes()
+    return b, t, state.full(index)[b, t]
+
+
+def _check_initialised(op, state: BlockSimt, array: MBarrierArray, b, t, i) -> None:
+    """The barrier was initialised, and the init is visible to the thread: its own warp
+    did it, or a kernel.barrier lies between."""
+    missing = array.count[b, i] == 0
+    if missing.any():
+        k = int(np.argmax(missing))
+        raise MBarrierError(
+            f"{op_text(op)}: {state.lanes.describe((b[k], t[k]))} uses "
+            f"{array.element(int(i[k]))}, which no kernel.mbarrier_init initialised"
+        )
+    unseen = (array.init_epoch[b, i] == state.epoch[b]) & (
+        array.init_thread[b, i] // WARP != t // WARP
+    )
+    if unseen.any():
+        k = int(np.argmax(unseen))
+        raise SharedMemoryRace(
+            f"{op_text(op)}: shared-memory race in {state.lanes.block(b[k])} on "
+            f"{array.element(int(i[k]))}: {state.lanes.thread(t[k])} uses it, but "
+            f"{state.lanes.thread(array.init_thread[b[k], i[k]])} initialised it with no "
+            "kernel.barrier between"
+        )
+
+
+def _complete(state: BlockSimt, array: MBarrierArray, row: int, index: int) -> None:
+    """The current phase of barrier ``index`` in block ``row`` completes: its copies land
+    as writes of the async proxy, marked with the phase."""
+    phase = int(array.phase[row, index])
+    slot = array.base + index
+    for copy in array.pending.pop((row, index), []):
+        shared = copy.shared
+        shared.tma_pending[copy.b, copy.e] = -1
+        shared.data[copy.b, copy.e] = copy.v
+        shared.w_epoch[copy.b, copy.e] = ASYNC_EPOCH
+        shared.w_thread[copy.b, copy.e] = copy.t
+        shared.w_op[copy.b, copy.e] = state.op_id(copy.op)
+        shared.tma_slot[copy.b, copy.e] = slot
+        shared.tma_phase[copy.b, copy.e] = phase
+    array.phase[row, index] += 1
+    array.arrivals[row, index] = array.count[row, index]
+    array.expected[row, index] = 0
+    array.issued[row, index] = 0
 
 
 @register_impls
@@ -485,6 +671,10 @@ class KernelBodyFunctions(SimtFunctions):
                 "not): a barrier every thread must reach deadlocks the block"
             )
         state.epoch[every] += 1
+        if state.observed.shape[2] and every.any():
+            # bar.sync orders every waiter's observation before all threads after it.
+            seen = state.observed[every].max(axis=1, keepdims=True)
+            state.observed[every] = seen
         return ()
 
     @impl(kernel.ShflXorOp)
@@ -604,6 +794,137 @@ class KernelBodyFunctions(SimtFunctions):
                 check_write(copy.op, state, copy.shared, copy.b, copy.t, copy.e, copy.v)
         return ()
 
+    @impl(kernel.MBarrierOp)
+    def run_mbarrier(self, interpreter: Interpreter, op: kernel.MBarrierOp, args: tuple):
+        return (MBarrierArray(op, self.state),)
+
+    @impl(kernel.MBarrierInitOp)
+    def run_mbarrier_init(self, interpreter: Interpreter, op: kernel.MBarrierInitOp, args: tuple):
+        state, array = self.state, args[0]
+        b, t, i = _barrier_lanes(op, state, array, eval_map(op.map.data, args[1:]))
+        for row, index in set(zip(b.tolist(), i.tolist(), strict=True)):
+            if array.pending.get((row, index)):
+                raise MBarrierError(
+                    f"{op_text(op)}: {state.lanes.block(row)} initialises "
+                    f"{array.element(index)} again while TMA copies complete on it"
+                )
+        array.count[b, i] = op.count.data
+        array.arrivals[b, i] = op.count.data
+        array.expected[b, i] = 0
+        array.issued[b, i] = 0
+        array.init_epoch[b, i] = state.epoch[b]
+        array.init_thread[b, i] = t
+        return ()
+
+    @impl(kernel.MBarrierArriveExpectTxOp)
+    def run_arrive_expect_tx(
+        self, interpreter: Interpreter, op: kernel.MBarrierArriveExpectTxOp, args: tuple
+    ):
+        state, array = self.state, args[0]
+        b, t, i = _barrier_lanes(op, state, array, eval_map(op.map.data, args[1:]))
+        _check_initialised(op, state, array, b, t, i)
+        for row, thread, index in zip(b.tolist(), t.tolist(), i.tolist(), strict=True):
+            if array.arrivals[row, index] == 0:
+                raise MBarrierError(
+                    f"{op_text(op)}: {state.lanes.describe((row, thread))} arrives on phase "
+                    f"{int(array.phase[row, index])} of {array.element(index)}, which already "
+                    "has all its arrivals and no kernel.mbarrier_wait saw it complete: the "
+                    "arrival counts toward that phase or the next one, depending on timing"
+                )
+            array.arrivals[row, index] -= 1
+            array.expected[row, index] += op.bytes.data
+        return ()
+
+    @impl(kernel.TmaLoadOp)
+    def run_tma_load(self, interpreter: Interpreter, op: kernel.TmaLoadOp, args: tuple):
+        """Each active lane issues one copy of the box: read the source now, check the
+        destination as the issuing thread's write now, and hold the box on the barrier's
+        current phase."""
+        source, target, array, indices = args[0], args[1], args[2], args[3:]
+        state = self.state
+        box = op.box_shape
+        b, t, i = _barrier_lanes(op, state, array, eval_map(op.barrier_map.data, indices))
+        _check_initialised(op, state, array, b, t, i)
+        origin = [
+            state.full(np.asarray(x, np.int64))[b, t] for x in eval_map(op.source_map.data, indices)
+        ]
+        lead = len(origin) - len(box)
+        for dim, (o, extent, size) in enumerate(
+            zip(origin, [1] * lead + list(box), source.shape, strict=True)
+        ):
+            out = (o < 0) | (o + extent > size)
+            if out.any():
+                k = int(np.argmax(out))
+                raise OutOfBounds(
+                    f"{op_text(op)}: {state.lanes.describe((b[k], t[k]))} copies a box "
+                    f"{list(box)} at {[int(x[k]) for x in origin]} of {buffer_name(op)}: "
+                    f"dimension {dim} leaves the extent {size} (shape {tuple(source.shape)})"
+                )
+        target_indices = eval_map(op.target_map.data, indices)
+        arrays = checked_indices(op, state, f'"{target.name}"', target.shape, target_indices)
+        start = state.full(target.flat(arrays))[b, t]
+        count = int(np.prod(box))
+        element = source.dtype.itemsize
+        offsets = swizzled(np.arange(count, dtype=np.int64), element, op.swizzle_bytes)
+        grid = np.indices(box).reshape(len(box), -1)
+        for row, thread, index, base, k in zip(
+            b.tolist(), t.tolist(), i.tolist(), start.tolist(), range(len(b)), strict=True
+        ):
+            where = tuple(
+                [np.full(count, int(o[k])) for o in origin[:lead]]
+                + [int(o[k]) + g for o, g in zip(origin[lead:], grid, strict=True)]
+            )
+            values = np.asarray(source[where]).astype(target.data.dtype, copy=False)
+            e = base + offsets
+            rows, threads = np.full(count, row), np.full(count, thread)
+            check_write(op, state, target, rows, threads, e, values, write=False)
+            target.tma_pending[rows, e] = array.base + index
+            array.pending.setdefault((row, index), []).append(
+                PendingTma(op, target, rows, threads, e, values, count * element)
+            )
+            array.issued[row, index] += count * element
+        return ()
+
+    @impl(kernel.MBarrierWaitOp)
+    def run_mbarrier_wait(self, interpreter: Interpreter, op: kernel.MBarrierWaitOp, args: tuple):
+        """Wait for the phase of the given parity (see the module docstring): complete the
+        current phase when its parity is asked for (or report why it never can), then the
+        waiting lanes observe every phase before the current one."""
+        state, array = self.state, args[0]
+        b, t, i = _barrier_lanes(op, state, array, eval_map(op.map.data, args[2:]))
+        _check_initialised(op, state, array, b, t, i)
+        parity = state.full(np.asarray(args[1], np.int64))[b, t]
+        for row, index, p in set(zip(b.tolist(), i.tolist(), parity.tolist(), strict=True)):
+            phase = int(array.phase[row, index])
+            if p % 2 != phase % 2:
+                continue  # the phase before the current one has completed: returns at once
+            where = f"phase {phase} of {array.element(index)} in {state.lanes.block(row)}"
+            arrivals = int(array.arrivals[row, index])
+            expected, issued = int(array.expected[row, index]), int(array.issued[row, index])
+            if arrivals:
+                raise MBarrierDeadlock(
+                    f"{op_text(op)}: deadlock: waits for {where}, which can never complete: "
+                    f"{arrivals} arrival(s) missing (no kernel.mbarrier_arrive_expect_tx "
+                    "before the wait arrives on it)"
+                )
+            if issued < expected:
+                raise MBarrierDeadlock(
+                    f"{op_text(op)}: deadlock: waits for {where}, which can never complete: "
+                    f"it expects {expected} bytes, but the TMA copies issued on it bring "
+                    f"{issued}"
+                )
+            if issued > expected:
+                raise SharedMemoryRace(
+                    f"{op_text(op)}: shared-memory race: {where} expects {expected} bytes "
+                    f"(kernel.mbarrier_arrive_expect_tx) but TMA copies of {issued} bytes "
+                    "complete on it: the phase may complete while "
+                    f"{issued - expected} bytes are still in flight"
+                )
+            _complete(state, array, row, index)
+        slots = array.base + i
+        state.observed[b, t, slots] = np.maximum(state.observed[b, t, slots], array.phase[b, i])
+        return ()
+
     @impl_terminator(kernel.YieldOp)
     def run_yield(self, interpreter: Interpreter, op: kernel.YieldOp, args: tuple):
         return ReturnedValues(args), ()
@@ -650,6 +971,8 @@ class KernelFunctions(InterpreterFunctions):
 
 __all__ = [
     "BarrierDivergence",
+    "MBarrierDeadlock",
+    "MBarrierError",
     "BlockChoice",
     "Divergence",
     "KernelFunctions",

@@ -1,0 +1,165 @@
+"""TMA copies and mbarriers (issue 6, sm_90): the kernel interpreter's semantics on small
+hand-written kernels (a correct pipelined copy passes; an early read, a wrong parity, a
+missing or wrong expect_tx, a missing barrier before a refill and an init not yet visible
+are each caught, naming the op and the rule)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+
+from deplodock.dialects import make_context
+from deplodock.dialects.interpreters.kernel import (
+    MBarrierDeadlock,
+    MBarrierError,
+    SharedMemoryRace,
+)
+from deplodock.dialects.interpreters.run import run_forward
+
+# Column sums of x[128, 64]: chunk k (16 rows) lands in buffer k % 2 by one TMA copy,
+# issued one chunk ahead by thread 0; every thread waits on the chunk's barrier with the
+# phase's parity, reads its column, and a barrier frees the buffer before its refill.
+PIPELINE = """
+func.func @forward(%x: tensor<128x64xf32>) -> tensor<64xf32> {
+  %y = kernel.kernel @k_tma grid(2, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<128x64xf32>) outs(%yb : tensor<64xf32>) {
+    %t = kernel.thread_id x
+    %smem = kernel.shared "x_smem" align 128 : memref<2x16x64xf32>
+    %bar = kernel.mbarrier "x_bar" : memref<2xi64>
+    %c0 = arith.constant 0 : index
+    %lead = arith.cmpi eq, %t, %c0 : index
+    scf.if %lead {
+      kernel.mbarrier_init %bar[0], 1 : memref<2xi64>
+      kernel.mbarrier_init %bar[1], 1 : memref<2xi64>
+    }
+    kernel.barrier
+    scf.if %lead {
+      kernel.mbarrier_arrive_expect_tx %bar[0], 4096 : memref<2xi64>
+      kernel.tma_load %xb[0, 0] -> %smem[0, 0, 0] box [16, 64] barrier %bar[0] : memref<128x64xf32> -> memref<2x16x64xf32>, memref<2xi64>
+    }
+    %acc = kernel.for %ko = %c0 to 8 step 1 reduce(add) -> f32 {
+      %buf = affine.apply affine_map<(d0) -> (d0 mod 2)> (%ko)
+      %next = affine.apply affine_map<(d0) -> ((d0 + 1) mod 2)> (%ko)
+      %knext = affine.apply affine_map<(d0) -> ((d0 + 1) mod 8)> (%ko)
+      %parity = affine.apply affine_map<(d0) -> ((d0 floordiv 2) mod 2)> (%ko)
+      %following = affine.apply affine_map<(d0) -> (d0 + 1)> (%ko)
+      %c8 = arith.constant 8 : index
+      %more = arith.cmpi ult, %following, %c8 : index
+      scf.if %more {
+        scf.if %lead {
+          kernel.mbarrier_arrive_expect_tx %bar[%next], 4096 : memref<2xi64>
+          kernel.tma_load %xb[%knext * 16, 0] -> %smem[%next, 0, 0] box [16, 64] barrier %bar[%next] : memref<128x64xf32> -> memref<2x16x64xf32>, memref<2xi64>
+        }
+      }
+      kernel.mbarrier_wait %bar[%buf], %parity : memref<2xi64>
+      %s = kernel.for %r = %c0 to 16 step 1 reduce(add) -> f32 {
+        %v = kernel.load %smem[%buf, %r, %t] : memref<2x16x64xf32>
+        kernel.yield %v : f32
+      }
+      kernel.barrier
+      kernel.yield %s : f32
+    }
+    kernel.store %acc, %yb[%t] : memref<64xf32>
+  }
+  func.return %y : tensor<64xf32>
+}
+"""  # noqa: E501
+
+WAIT = "      kernel.mbarrier_wait %bar[%buf], %parity : memref<2xi64>\n"
+REFILL_BARRIER = "      kernel.barrier\n      kernel.yield %s"
+
+
+def _x() -> np.ndarray:
+    return np.random.default_rng(0).standard_normal((128, 64)).astype(np.float32)
+
+
+def _run(text: str) -> np.ndarray:
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    (out,) = run_forward(module, [_x()])
+    return out
+
+
+def _planted(old: str, new: str) -> str:
+    assert old in PIPELINE, old
+    return PIPELINE.replace(old, new, 1)
+
+
+def test_a_pipelined_tma_copy_is_correct() -> None:
+    np.testing.assert_allclose(_run(PIPELINE), _x().sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_only_one_thread_waits_and_a_barrier_passes_the_phase_on() -> None:
+    """The waiting thread observes the phase; a kernel.barrier after its wait orders every
+    other thread's reads after it (bar.sync is cumulative)."""
+    text = _planted(
+        WAIT,
+        "      scf.if %lead {\n  " + WAIT + "      }\n      kernel.barrier\n",
+    )
+    np.testing.assert_allclose(_run(text), _x().sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_a_read_before_the_wait_is_caught() -> None:
+    with pytest.raises(SharedMemoryRace, match="still in flight"):
+        _run(_planted(WAIT, ""))
+
+
+def test_a_thread_that_did_not_wait_is_caught() -> None:
+    """Thread 0 alone waits, with no barrier after: the others read a box they have not
+    seen land."""
+    text = _planted(WAIT, "      scf.if %lead {\n  " + WAIT + "      }\n")
+    with pytest.raises(SharedMemoryRace, match="has not waited for"):
+        _run(text)
+
+
+def test_a_wrong_parity_is_caught() -> None:
+    """Waiting for the other parity returns at once (the phase before has completed): the
+    chunk is still in flight when it is read."""
+    text = _planted("(d0 floordiv 2) mod 2", "((d0 floordiv 2) + 1) mod 2")
+    with pytest.raises(SharedMemoryRace, match="still in flight"):
+        _run(text)
+
+
+def test_a_missing_expect_tx_is_a_deadlock() -> None:
+    """Without the arrival the phase never completes: the wait is reported, not hung."""
+    text = _planted(
+        "          kernel.mbarrier_arrive_expect_tx %bar[%next], 4096 : memref<2xi64>\n", ""
+    )
+    with pytest.raises(MBarrierDeadlock, match="1 arrival"):
+        _run(text)
+
+
+def test_too_few_expected_bytes_is_caught() -> None:
+    """The phase could complete while half the box is still in flight."""
+    text = _planted("%bar[%next], 4096", "%bar[%next], 2048")
+    with pytest.raises(SharedMemoryRace, match="still in flight"):
+        _run(text)
+
+
+def test_too_many_expected_bytes_is_a_deadlock() -> None:
+    text = _planted("%bar[%next], 4096", "%bar[%next], 8192")
+    with pytest.raises(MBarrierDeadlock, match="expects 8192 bytes"):
+        _run(text)
+
+
+def test_a_missing_barrier_before_the_refill_is_caught() -> None:
+    """The copy of chunk k + 2 is issued into the buffer other warps still read."""
+    text = _planted(REFILL_BARRIER, "      kernel.yield %s")
+    with pytest.raises(SharedMemoryRace, match="read it at"):
+        _run(text)
+
+
+def test_an_init_not_yet_visible_is_caught() -> None:
+    text = _planted(
+        "    kernel.barrier\n    scf.if %lead {\n      kernel.mbarrier_arrive",
+        ("    scf.if %lead {\n      kernel.mbarrier_arrive"),
+    )
+    with pytest.raises(SharedMemoryRace, match="with no kernel.barrier between"):
+        _run(text)
+
+
+def test_an_uninitialised_barrier_is_caught() -> None:
+    text = _planted("      kernel.mbarrier_init %bar[1], 1 : memref<2xi64>\n", "")
+    # The verifier sees an init of the array; the interpreter, barrier 1 never initialised.
+    with pytest.raises(MBarrierError, match="no kernel.mbarrier_init initialised"):
+        _run(text)
