@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from xdsl.parser import Parser
 
+from deplodock.backends.cuda.emit import emit_cuda
 from deplodock.dialects import make_context
 from deplodock.dialects.interpreters.kernel import (
     MBarrierDeadlock,
@@ -163,3 +164,28 @@ def test_an_uninitialised_barrier_is_caught() -> None:
     # The verifier sees an init of the array; the interpreter, barrier 1 never initialised.
     with pytest.raises(MBarrierError, match="no kernel.mbarrier_init initialised"):
         _run(text)
+
+
+# --- CUDA ------------------------------------------------------------------------------------
+
+
+def _compile(source: str):
+    try:
+        from deplodock.backends.cuda.nvrtc import compile_cuda
+    except Exception as error:  # the NVRTC wheel is missing on this machine
+        pytest.skip(f"the CUDA backend's NVRTC is not importable here: {error}")
+    return compile_cuda(source, arch="sm_90")
+
+
+def _no_spills(compiled) -> None:
+    for name, resources in compiled.resources.items():
+        assert resources.spill_stores == 0 and resources.spill_loads == 0, (name, resources)
+        assert resources.local_bytes == 0, (name, resources)
+
+
+def test_the_pipeline_compiles_for_sm90_without_spills() -> None:
+    source = emit_cuda(Parser(make_context(), PIPELINE).parse_module())
+    assert "const __grid_constant__ TmaDescriptor xb_tmap" in source
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile" in source
+    assert "__shared__ __align__(128) float x_smem[2048];" in source
+    _no_spills(_compile(source))

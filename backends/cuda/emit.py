@@ -30,6 +30,21 @@ operands), so loads can take the read-only path. The walk is one-to-one:
   negative.
 * ``kernel.cp_async`` / ``_commit`` / ``_wait N`` → the PTX ``cp.async.ca.shared.global``
   (4 bytes), ``cp.async.commit_group`` and ``cp.async.wait_group N`` in inline asm.
+* TMA (sm_90): ``kernel.mbarrier`` → ``__shared__ unsigned long long name[N]``;
+  ``kernel.mbarrier_init`` → ``mbarrier.init.shared::cta.b64`` and
+  ``fence.mbarrier_init.release.cluster`` (the init is visible to the TMA unit);
+  ``kernel.mbarrier_arrive_expect_tx`` → ``mbarrier.arrive.expect_tx.shared::cta.b64``;
+  ``kernel.mbarrier_wait`` → a ``mbarrier.try_wait.parity.shared::cta.b64`` loop;
+  ``kernel.tma_load`` → ``cp.async.bulk.tensor.Nd.shared::cluster.global.tile.
+  mbarrier::complete_tx::bytes [dst], [tmap, {c..}], [bar]`` (coordinates innermost
+  first). Each tensor map a kernel reads through (``tensor_maps.kernel_tensor_maps``) is
+  one more parameter after the buffers, ``const __grid_constant__ TmaDescriptor
+  <buffer>_tmap`` (an opaque 128-byte, 64-byte-aligned struct declared in the preamble:
+  no ``cuda.h`` needed); the copy takes the parameter's address. A ``kernel.shared
+  align N`` array is declared ``__align__(N)``. No ``fence.proxy.async`` precedes a TMA
+  load: the generic-proxy reads of the buffer it refills are ordered before it by the
+  ``__syncthreads`` between (as in the CUDA programming guide's TMA examples); a TMA
+  *store* would need one.
 * ``scf.if`` → ``if``; ``kernel.barrier`` → ``__syncthreads()``; ``kernel.shfl_xor`` →
   ``__shfl_xor_sync(0xffffffff, v, offset)``; ``kernel.shared`` → ``__shared__ T name[N]``;
   ``kernel.local`` → ``T name[N]`` (registers, once its indices are constants).
@@ -69,6 +84,7 @@ from xdsl.ir.affine import (
     AffineMap,
 )
 
+from deplodock.backends.cuda.tensor_maps import TensorMapSpec, kernel_tensor_maps, spec_of
 from deplodock.dialects import kernel
 from deplodock.dialects.access import vector_access
 from deplodock.dialects.affine_syntax import (
@@ -78,7 +94,6 @@ from deplodock.dialects.affine_syntax import (
     value_ranges,
 )
 from deplodock.dialects.combine import combine_kind
-from deplodock.dialects.kernel import SHARED_ALIGNMENT
 from deplodock.dialects.loop import vector_of
 
 INT32_MAX = 2**31 - 1
@@ -224,6 +239,14 @@ __device__ __forceinline__ double minimum(double a, double b) {
 """
 
 
+TENSOR_MAP_TYPE = "TmaDescriptor"
+TENSOR_MAP_STRUCT = f"""\
+// A tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded on the host by
+// cuTensorMapEncodeTiled and passed by value as a __grid_constant__ parameter.
+struct __align__(64) {TENSOR_MAP_TYPE} {{ unsigned long long opaque[16]; }};
+"""
+
+
 class EmitError(Exception):
     """The kernel-level module holds something CUDA C cannot be emitted for."""
 
@@ -265,6 +288,8 @@ def _with_preamble(text: str) -> str:
         header.append("#include <cuda_fp16.h>")
     if "__nv_bfloat16" in text:
         header.append("#include <cuda_bf16.h>")
+    if TENSOR_MAP_TYPE in text:
+        header.append(TENSOR_MAP_STRUCT)
     return "\n".join(header) + "\n\n" + text + "\n"
 
 
@@ -383,6 +408,7 @@ class _KernelEmitter:
         self.names: dict[SSAValue, str] = {}
         self.taken: set[str] = set()
         self.shared_names: dict[SSAValue, str] = {}
+        self.tensor_maps: dict[TensorMapSpec, str] = {}  # parameter names
 
     # names
 
@@ -458,6 +484,11 @@ class _KernelEmitter:
             name = self.bind(arg, fallback)
             const = "const " if i < n_in else ""
             params.append(f"{const}{scalar_type(arg.type.element_type)}* __restrict__ {name}")
+        for spec in kernel_tensor_maps(op):
+            buffer = op.body.block.args[spec.input]
+            name = self._fresh(f"{self.names[buffer]}_tmap", "tmap")
+            self.tensor_maps[spec] = name
+            params.append(f"const __grid_constant__ {TENSOR_MAP_TYPE} {name}")
         header = [
             f"// grid {op.grid_shape}, block {op.block_shape}",
             f'extern "C" __global__ void __launch_bounds__({_launch_bounds(op, threads)}) '
@@ -523,7 +554,68 @@ class _KernelEmitter:
         name = self._fresh(op.sym_name.data, "smem")
         self.names[op.result] = name
         element = scalar_type(type_.element_type)
-        self.line(f"__shared__ __align__({SHARED_ALIGNMENT}) {element} {name}[{_numel(type_)}];")
+        self.line(f"__shared__ __align__({op.alignment}) {element} {name}[{_numel(type_)}];")
+
+    def mbarrier(self, op: kernel.MBarrierOp) -> None:
+        type_ = op.result.type
+        assert isinstance(type_, MemRefType)
+        name = self._fresh(op.sym_name.data, "bar")
+        self.names[op.result] = name
+        self.line(f"__shared__ __align__(8) unsigned long long {name}[{_numel(type_)}];")
+
+    def _shared_address(self, buffer: SSAValue, map: AffineMap, indices) -> str:
+        return f"(unsigned)__cvta_generic_to_shared(&{self.access(buffer, map, indices)})"
+
+    def mbarrier_init(self, op: kernel.MBarrierInitOp) -> None:
+        """Init, then make it visible to the async proxy (the TMA unit completes bytes on
+        it); a ``kernel.barrier`` after it shows it to the other threads."""
+        bar = self._shared_address(op.barrier, op.map.data, op.indices)
+        self.line(
+            'asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\\n'
+            'fence.mbarrier_init.release.cluster;\\n" :: '
+            f'"r"({bar}), "r"({op.count.data}) : "memory");'
+        )
+
+    def mbarrier_arrive_expect_tx(self, op: kernel.MBarrierArriveExpectTxOp) -> None:
+        bar = self._shared_address(op.barrier, op.map.data, op.indices)
+        self.line(
+            'asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n" :: '
+            f'"r"({bar}), "r"({op.bytes.data}) : "memory");'
+        )
+
+    def mbarrier_wait(self, op: kernel.MBarrierWaitOp) -> None:
+        """Spin on ``try_wait.parity`` (it suspends the thread for a while in hardware);
+        the label is local to the braces, so every wait may use the same one."""
+        bar = self._shared_address(op.barrier, op.map.data, op.indices)
+        self.line(
+            'asm volatile("{\\n.reg .pred done;\\nTMA_WAIT:\\n'
+            "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\\n"
+            '@!done bra TMA_WAIT;\\n}\\n" :: '
+            f'"r"({bar}), "r"((unsigned){self.ref(op.parity)}) : "memory");'
+        )
+
+    def tma_load(self, op: kernel.TmaLoadOp) -> None:
+        """``cp.async.bulk.tensor``: one box through the input's tensor map, coordinates
+        innermost first, its bytes completing on the barrier."""
+        kern = self.op
+        spec = spec_of(op, kern)
+        tensor_map = self.tensor_maps[spec]
+        names = [self.ref(v) for v in op.indices]
+        coordinates = [
+            f"(int)({format_expr(_without_ceildiv(fold_constants(e, op.indices)), names, _C_SPELLING)})"  # noqa: E501
+            for e in reversed(op.source_map.data.results)
+        ]
+        rank = len(coordinates)
+        dst = self._shared_address(op.target, op.target_map.data, op.indices)
+        bar = self._shared_address(op.barrier, op.barrier_map.data, op.indices)
+        slots = ", ".join(f"%{2 + k}" for k in range(rank))
+        operands = ", ".join(f'"r"({c})' for c in coordinates)
+        self.line(
+            f'asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.'
+            f'mbarrier::complete_tx::bytes [%0], [%1, {{{slots}}}], [%{2 + rank}];\\n" :: '
+            f'"r"({dst}), "l"(reinterpret_cast<unsigned long long>(&{tensor_map})), '
+            f'{operands}, "r"({bar}) : "memory");'
+        )
 
     def local(self, op: kernel.LocalOp) -> None:
         """A thread's own array: registers once its (unrolled) accesses use constant
@@ -841,6 +933,11 @@ _HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = 
     kernel.CpAsyncOp: _KernelEmitter.cp_async,
     kernel.CpAsyncCommitOp: _KernelEmitter.cp_async_commit,
     kernel.CpAsyncWaitOp: _KernelEmitter.cp_async_wait,
+    kernel.MBarrierOp: _KernelEmitter.mbarrier,
+    kernel.MBarrierInitOp: _KernelEmitter.mbarrier_init,
+    kernel.MBarrierArriveExpectTxOp: _KernelEmitter.mbarrier_arrive_expect_tx,
+    kernel.MBarrierWaitOp: _KernelEmitter.mbarrier_wait,
+    kernel.TmaLoadOp: _KernelEmitter.tma_load,
     kernel.StoreOp: _KernelEmitter.store,
     kernel.ForOp: _KernelEmitter.for_,
     affine.ApplyOp: _KernelEmitter.apply,
