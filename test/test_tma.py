@@ -5,11 +5,17 @@ are each caught, naming the op and the rule)."""
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
+import torch
 from xdsl.parser import Parser
 
+from deplodock.backends.cuda import program_cache, tensor_maps
 from deplodock.backends.cuda.emit import emit_cuda
+from deplodock.backends.cuda.runtime import CompiledProgram
+from deplodock.backends.cuda.tensor_maps import TensorMapSpec, encode_arguments
 from deplodock.dialects import make_context
 from deplodock.dialects.interpreters.kernel import (
     MBarrierDeadlock,
@@ -189,3 +195,70 @@ def test_the_pipeline_compiles_for_sm90_without_spills() -> None:
     assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile" in source
     assert "__shared__ __align__(128) float x_smem[2048];" in source
     _no_spills(_compile(source))
+
+
+# --- the runtime: tensor maps in the plan, the program cache and the launch ------------------
+
+
+def test_encode_arguments_are_innermost_first() -> None:
+    spec = TensorMapSpec(0, (1, 16, 32), 128)
+    args = encode_arguments(spec, 0x1000, (4, 128, 64), "float32", 4)
+    assert args["tensorRank"] == 3
+    assert args["globalDim"] == [64, 128, 4]
+    assert args["globalStrides"] == [64 * 4, 128 * 64 * 4]  # of the outer dims, in bytes
+    assert args["boxDim"] == [32, 16, 1]
+    assert args["elementStrides"] == [1, 1, 1]
+    assert args["swizzle"] == "CU_TENSOR_MAP_SWIZZLE_128B"
+    assert args["tensorDataType"] == "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        encode_arguments(spec, 0x1004, (4, 128, 64), "float32", 4)
+
+
+def test_a_tensor_map_parameter_is_128_bytes_at_a_64_byte_address() -> None:
+    param = tensor_maps._aligned_param()
+    assert ctypes.sizeof(param) == 128 and ctypes.addressof(param) % 64 == 0
+
+
+def _pipeline_program() -> CompiledProgram:
+    module = Parser(make_context(), PIPELINE).parse_module()
+    try:
+        return CompiledProgram(module, cache=False)
+    except Exception as error:  # the NVRTC wheel is missing on this machine
+        pytest.skip(f"cannot compile here: {error}")
+
+
+def test_the_plan_names_each_steps_tensor_maps() -> None:
+    (step,) = _pipeline_program().plan.steps
+    assert step.tensor_maps == (TensorMapSpec(0, (16, 64), 0),)
+
+
+def test_the_program_cache_keeps_the_tensor_maps() -> None:
+    program = _pipeline_program()
+    entry = program_cache.ProgramEntry(program.plan, program.compiled, (), ("k_tma",))
+    key = "cd" * 32
+    restored = program_cache._decode(key, program_cache._encode(key, entry))
+    assert restored is not None and restored.plan == program.plan
+    assert restored.plan.steps[0].tensor_maps == program.plan.steps[0].tensor_maps
+
+
+def test_a_launch_passes_encoded_maps_once_per_address(monkeypatch) -> None:
+    """The runtime encodes each map from the input's address, shape and dtype, and
+    encodes it again only for another address (a graph replays the captured bytes)."""
+    calls = []
+
+    def fake(spec, address, shape, dtype, itemsize):
+        calls.append((spec, address, tuple(shape), dtype, itemsize))
+        return tensor_maps._aligned_param()
+
+    monkeypatch.setattr(tensor_maps, "encode", fake)
+    program = _pipeline_program()
+    (step,) = program.plan.steps
+    x = torch.zeros(128, 64)
+    arena = ctypes.c_void_p(0x10000)
+    (first,) = program._tensor_map_args(step, [x, arena])
+    (again,) = program._tensor_map_args(step, [x, arena])
+    assert first is again and isinstance(first, tensor_maps.TensorMapParam)
+    assert calls == [(step.tensor_maps[0], x.data_ptr(), (128, 64), "float32", 4)]
+    y = torch.zeros(128, 64)
+    program._tensor_map_args(step, [y, arena])
+    assert len(calls) == 2 and calls[1][1] == y.data_ptr()

@@ -7,7 +7,8 @@ This cache keeps a compiled program by what it was compiled from, so a warm comp
 key, a file read and a few thousand small objects.
 
 **Value: what running needs, not the IR.** A ``ProgramEntry`` holds the execution plan
-(``runtime.ExecutionPlan``: the steps with their launch shapes, every tensor's shape,
+(``runtime.ExecutionPlan``: the steps with their launch shapes and tensor maps (the TMA
+boxes a kernel takes after its buffers: ``tensor_maps.TensorMapSpec``), every tensor's shape,
 dtype and arena offset), the compiled kernels (``nvrtc.CompiledKernels``: per distinct
 compile unit its source, cubin, NVRTC log and the kernels that run it; the ptxas report
 per kernel is parsed back from the logs), the arguments' specs (``graph_inputs``: name,
@@ -77,6 +78,7 @@ from .nvrtc import (
     parse_ptxas_resources,
 )
 from .runtime import CompiledProgram, ExecutionPlan, Step, ValueInfo
+from .tensor_maps import TensorMapSpec
 
 __all__ = [
     "PROGRAM_CACHE_FORMAT",
@@ -87,7 +89,7 @@ __all__ = [
     "program_key",
 ]
 
-PROGRAM_CACHE_FORMAT = 1
+PROGRAM_CACHE_FORMAT = 2  # 2: each step's tensor maps (TMA)
 """Bump when the key's recipe or the file layout changes (the compiler hash covers this
 file too, so any edit here already misses; the number says so on purpose)."""
 
@@ -294,6 +296,7 @@ def _encode(key: str, entry: ProgramEntry) -> bytes:
             ],
             "steps": [
                 [s.kernel, _list(s.grid), _list(s.block), list(s.inputs), list(s.outputs)]
+                + [[m.to_json() for m in s.tensor_maps]]
                 for s in plan.steps
             ],
             "returns": list(plan.returns),
@@ -355,8 +358,15 @@ def _decode(key: str, data: bytes) -> ProgramEntry | None:
             for id_, name, shape, dtype, nbytes, kind, first, last, offset in p["values"]
         ),
         tuple(
-            Step(kernel, _tuple(grid), _tuple(block), tuple(ins), tuple(outs))
-            for kernel, grid, block, ins, outs in p["steps"]
+            Step(
+                kernel,
+                _tuple(grid),
+                _tuple(block),
+                tuple(ins),
+                tuple(outs),
+                tuple(TensorMapSpec.from_json(m) for m in maps),
+            )
+            for kernel, grid, block, ins, outs, maps in p["steps"]
         ),
         tuple(p["returns"]),
         int(p["arena_bytes"]),

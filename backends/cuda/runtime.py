@@ -18,6 +18,11 @@ after construction). The executor around it:
 - **poison** (``poison=True``, the default for tests and ``deplodock run``): every
   kernel's outputs are filled with NaN (integers: -1) right before it runs, so an element
   no thread writes shows in the comparison even where the arena reuses memory.
+- **tensor maps** (TMA kernels, sm_90): a step whose kernel copies boxes of its inputs
+  with TMA (``Step.tensor_maps``) gets one encoded tensor map per box after its buffers
+  (``tensor_maps.py``: ``cuTensorMapEncodeTiled`` over the input's address, shape and
+  strides), kept per address, so a graph's replays and repeated calls on the same
+  memory encode nothing.
 - **one CUDA graph** (``program.capture(*inputs, static=...)`` → ``GraphedProgram``):
   the whole program recorded once and replayed; non-static inputs are copied into static
   buffers per call, static ones (weights) are bound by address and must stay the same
@@ -47,6 +52,12 @@ from deplodock.backends.cuda.cache import KernelCache
 from deplodock.backends.cuda.driver import LoadedKernels, NoGpuError, gpu_available
 from deplodock.backends.cuda.emit import emit_cuda, emit_kernel_sources
 from deplodock.backends.cuda.nvrtc import CompiledKernels, KernelResources, compile_kernels
+from deplodock.backends.cuda.tensor_maps import (
+    TensorMapCache,
+    TensorMapSpec,
+    kernel_tensor_maps,
+    tensor_map_arguments,
+)
 from deplodock.dialects import kernel
 from deplodock.dialects.torch import printed_names
 from deplodock.frontends.export import GraphInput, graph_inputs, torch_dtype
@@ -57,6 +68,11 @@ def forward_func(module: ModuleOp, entry: str = "forward") -> func.FuncOp:
         if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
             return op
     raise ValueError(f"the module has no func.func @{entry}")
+
+
+MAX_CACHED_TENSOR_MAPS = 4096
+"""Encoded tensor maps a program keeps (by address); past this the cache starts over, so
+eager calls on ever new tensors do not grow it without bound."""
 
 
 class IRNotKept(RuntimeError):
@@ -244,7 +260,23 @@ class CompiledProgram:
                 for i in step.outputs:
                     _poison(_view(plan.values[i], arena, outputs))
             launch_args = [pointers[i] for i in step.inputs + step.outputs]
+            if step.tensor_maps:
+                launch_args += self._tensor_map_args(step, pointers)
             function.launch(step.grid, step.block, launch_args, stream=stream)
+
+    def _tensor_map_args(self, step: Step, pointers: Sequence[object]) -> list:
+        """The step's tensor maps over its inputs as they lie now (encoded once per
+        address: the arena's and a captured graph's buffers stay put)."""
+        cache = self.__dict__.get("_tensor_map_cache")
+        if cache is None or len(cache) > MAX_CACHED_TENSOR_MAPS:
+            cache = self.__dict__["_tensor_map_cache"] = TensorMapCache()
+        described = []
+        for i in step.inputs:
+            info, pointer = self.plan.values[i], pointers[i]
+            address = pointer.data_ptr() if isinstance(pointer, torch.Tensor) else pointer.value
+            dtype = str(info.dtype).removeprefix("torch.")
+            described.append((address, info.shape, dtype, info.dtype.itemsize))
+        return tensor_map_arguments(step.tensor_maps, described, cache)
 
 
 class GraphedProgram:
@@ -326,13 +358,15 @@ class ValueInfo:
 
 @dataclass(frozen=True)
 class Step:
-    """One kernel launch: which values it reads and writes."""
+    """One kernel launch: which values it reads and writes, and the tensor maps it takes
+    after them (TMA: one per input box, encoded at launch from the input's address)."""
 
     kernel: str
     grid: tuple[int, ...] | None  # None above the kernel level (planning only)
     block: tuple[int, ...] | None
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    tensor_maps: tuple[TensorMapSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -425,7 +459,8 @@ def plan_program(fn: func.FuncOp) -> ExecutionPlan:
         for i in outs:
             first[i] = last[i] = index
         if isinstance(op, kernel.KernelOp):
-            steps.append(Step(op.sym_name.data, op.grid_shape, op.block_shape, ins, outs))
+            maps = tuple(kernel_tensor_maps(op))
+            steps.append(Step(op.sym_name.data, op.grid_shape, op.block_shape, ins, outs, maps))
         else:
             name = getattr(getattr(op, "sym_name", None), "data", op.name)
             steps.append(Step(name, None, None, ins, outs))

@@ -176,8 +176,8 @@ def encode(
 class TensorMapCache:
     """Encoded tensor maps by (spec, address, shape, dtype): each encoded once."""
 
-    def __init__(self, encoder=encode):
-        self._encode = encoder
+    def __init__(self, encoder=None):
+        self._encode = encoder  # None: ``encode`` (looked up at each use)
         self._maps: dict[tuple, TensorMapParam] = {}
 
     def __len__(self) -> int:
@@ -194,7 +194,8 @@ class TensorMapCache:
         key = (spec, int(address), tuple(shape), dtype_name)
         found = self._maps.get(key)
         if found is None:
-            found = self._maps[key] = self._encode(spec, address, shape, dtype_name, itemsize)
+            encoder = self._encode or encode
+            found = self._maps[key] = encoder(spec, address, shape, dtype_name, itemsize)
         return found
 
 
