@@ -425,10 +425,16 @@ class StageOp(IRDLOperation):
                 : memref<1x128x2048xf32> -> memref<8x132xf32>
 
     ``buffers 2`` (``double-buffer``) keeps two copies, chunk ``k`` in copy ``k % 2``, and
-    ``async`` (``async-copy``) fills it with ``cp.async``: a ``pipeline`` K loop
+    ``async`` (``async-copy``) fills it with ``cp.async``, ``tma`` (``tma-copy``, sm_90)
+    with whole-box TMA copies that complete on an mbarrier: a ``pipeline`` K loop
     (``pipeline-k-outer``) then copies chunk ``k + 1`` while it computes chunk ``k``. The
     tile level's meaning is unchanged (the slab at this iteration's origin); materialize
     spells the rotation out.
+
+    ``split S`` (``split-inner-for-swizzle``, TMA slabs) stores the box's inner dimension
+    in pieces of S elements, one after the other, each a box of its own for TMA: a box
+    ``[R, C]`` is stored ``[C / S, R, S]``, element ``(r, c)`` at ``[c floordiv S, r,
+    c mod S]`` (loads index the stored layout, as for ``transpose``).
 
     ``box`` gives the slab's extents in the source's order when the stored layout differs
     from it: ``transpose`` (rank 2) stores ``s[j1, j0] = x[.., o + j0, o' + j1]``, so
@@ -439,9 +445,15 @@ class StageOp(IRDLOperation):
 
     The verifier proves the box inside the source (interval bounds of the origin), that
     the source is one of the kernel's inputs (read-only, so a copy never goes stale), the
-    stored type from box, transpose and pad, and that all slabs of the kernel fit the
-    target's shared memory. Each load it serves is a ``loop.load`` of the result, whose
-    own verifier proves it inside the stored array.
+    stored type from box, transpose, pad and split, and that all slabs of the kernel fit
+    the target's shared memory. A ``tma`` slab is double-buffered, stored in the source's
+    order and dense (no transpose, no pad: TMA writes a box as it lies), not ``async``
+    too, within TMA's box rules (``kernel.tma_box_rule``: extents up to 256, an inner row
+    of a multiple of 16 bytes, the source's strides multiples of 16 bytes) and a multiple
+    of 128 bytes (so its second buffer, and each piece, starts aligned); ``split`` needs
+    ``tma``, divides the inner extent and keeps each piece's row a multiple of 16 bytes.
+    Each load it serves is a ``loop.load`` of the result, whose own verifier proves it
+    inside the stored array.
     """
 
     name = "tile.stage"
@@ -453,6 +465,8 @@ class StageOp(IRDLOperation):
     pad = opt_prop_def(IntAttr)
     buffers = opt_prop_def(IntAttr)  # double-buffer: copies of the slab, chunk k in k % 2
     async_ = opt_prop_def(UnitAttr, prop_name="async")  # async-copy: filled by cp.async
+    tma = opt_prop_def(UnitAttr)  # tma-copy: filled by TMA box copies (sm_90)
+    split = opt_prop_def(IntAttr)  # split-inner-for-swizzle: inner pieces of this many
     result = result_def(MemRefType)
 
     def __init__(
@@ -509,17 +523,38 @@ class StageOp(IRDLOperation):
     def is_async(self) -> bool:
         return self.async_ is not None
 
+    @property
+    def is_tma(self) -> bool:
+        return self.tma is not None
+
+    @property
+    def split_width(self) -> int:
+        """Elements of the inner dimension per stored piece (0: not split)."""
+        return self.split.data if self.split is not None else 0
+
+    @property
+    def written_shape(self) -> tuple[int, ...]:
+        """The part of the stored array a fill writes (the stored shape without pad)."""
+        return stored_shape(self.box_shape, self.is_transposed, 0, self.split_width)
+
     def size_bytes(self) -> int:
         """Shared memory the slab takes, every buffer of it."""
         assert isinstance(self.result.type, MemRefType)
         return memref_bytes(self.result.type) * self.buffer_count
 
     def stored_index(self, box_index: Sequence[Any]) -> list[Any]:
-        """Index into the stored array of the box element ``box_index``."""
+        """Index into the stored array of the box element ``box_index`` (affine exprs or
+        integer arrays)."""
+        if self.split_width:
+            width, inner = self.split_width, box_index[-1]
+            return [inner // width, *box_index[:-1], inner % width]
         return list(box_index[::-1]) if self.is_transposed else list(box_index)
 
     def box_index(self, stored_index: Sequence[Any]) -> list[Any]:
         """Box (source-order) index of the stored element ``stored_index``."""
+        if self.split_width:
+            piece, *lead, inner = stored_index
+            return [*lead, piece * self.split_width + inner]
         return list(stored_index[::-1]) if self.is_transposed else list(stored_index)
 
     def verify_(self) -> None:
@@ -538,11 +573,13 @@ class StageOp(IRDLOperation):
             raise VerifyException("tile.stage: only a slab of rank 2 is stored transposed")
         if self.padding < 0:
             raise VerifyException(f"tile.stage: pad {self.padding} must not be negative")
-        stored = stored_shape(box, self.is_transposed, self.padding)
+        self._verify_tma(src, box)
+        stored = stored_shape(box, self.is_transposed, self.padding, self.split_width)
         if tuple(slab.get_shape()) != stored:
+            split = f", split {self.split_width}" if self.split_width else ""
             raise VerifyException(
                 f"tile.stage: box {list(box)}{' transposed' if self.is_transposed else ''} "
-                f"with pad {self.padding} is stored as {list(stored)}, not "
+                f"with pad {self.padding}{split} is stored as {list(stored)}, not "
                 f"{list(slab.get_shape())}"
             )
         kernel, loop_ = self.parent_op(), None
@@ -592,6 +629,46 @@ class StageOp(IRDLOperation):
                 f"than the target's {MAX_SHARED_BYTES} per block"
             )
 
+    def _verify_tma(self, src: MemRefType, box: Sequence[int]) -> None:
+        """The rules of ``tma`` and ``split`` (see the class docstring)."""
+        from deplodock.dialects.kernel import TMA_ALIGNMENT, tma_box_rule
+
+        width = self.split_width
+        if self.split is not None and (not self.is_tma or width < 1 or box[-1] % width):
+            raise VerifyException(
+                f"tile.stage: split {width} needs a tma slab whose inner extent {box[-1]} "
+                "it divides"
+            )
+        if not self.is_tma:
+            return
+        if self.is_transposed or self.padding:
+            raise VerifyException(
+                "tile.stage: a tma slab is stored as the source lies (TMA writes a box "
+                "densely): no transpose, no pad"
+            )
+        if self.is_async:
+            raise VerifyException(
+                "tile.stage: a slab is filled by tma or by async copies, not both"
+            )
+        if self.buffer_count != 2:
+            raise VerifyException(
+                "tile.stage: a tma stage needs buffers 2 (the copy of the next chunk lands "
+                "while this one is read)"
+            )
+        element = max(1, int(getattr(src.element_type, "bitwidth", 32)) // 8)
+        pieces = list(box[:-1]) + [width or box[-1]]
+        broken = tma_box_rule(pieces, element, src.get_shape(), None)
+        if broken is not None:
+            raise VerifyException(f"tile.stage: a tma slab's box breaks TMA's rules: {broken}")
+        piece_bytes = element
+        for extent in pieces:
+            piece_bytes *= extent
+        if piece_bytes % TMA_ALIGNMENT:
+            raise VerifyException(
+                f"tile.stage: a tma slab's box of {piece_bytes} bytes is not a multiple of "
+                f"{TMA_ALIGNMENT}: the next one would land misaligned"
+            )
+
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_ssa_value(self.source)
@@ -606,6 +683,10 @@ class StageOp(IRDLOperation):
             printer.print_string(f" buffers {self.buffer_count}")
         if self.is_async:
             printer.print_string(" async")
+        if self.is_tma:
+            printer.print_string(" tma")
+        if self.split is not None:
+            printer.print_string(f" split {self.split_width}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
@@ -628,6 +709,10 @@ class StageOp(IRDLOperation):
             properties["buffers"] = IntAttr(parser.parse_integer())
         if parser.parse_optional_keyword("async") is not None:
             properties["async"] = UnitAttr()
+        if parser.parse_optional_keyword("tma") is not None:
+            properties["tma"] = UnitAttr()
+        if parser.parse_optional_keyword("split") is not None:
+            properties["split"] = IntAttr(parser.parse_integer())
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()
@@ -646,8 +731,10 @@ class StageOp(IRDLOperation):
         return op
 
 
-def stored_shape(box: Sequence[int], transpose: bool, pad: int) -> tuple[int, ...]:
+def stored_shape(box: Sequence[int], transpose: bool, pad: int, split: int = 0) -> tuple[int, ...]:
     """The shape a slab of extents ``box`` (source order) is stored in."""
+    if split:
+        return (box[-1] // split, *box[:-1], split)
     shape = list(box[::-1]) if transpose else list(box)
     shape[-1] += pad
     return tuple(shape)

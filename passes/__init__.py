@@ -26,6 +26,8 @@ _PASSES: dict[str, str] = {
     "pad-smem": "deplodock.passes.tile.pad_smem:PadSmem",
     "double-buffer": "deplodock.passes.tile.double_buffer:DoubleBuffer",
     "async-copy": "deplodock.passes.tile.async_copy:AsyncCopy",
+    "tma-copy": "deplodock.passes.tile.tma_copy:TmaCopy",
+    "split-inner-for-swizzle": "deplodock.passes.tile.split_inner_for_swizzle:SplitInnerForSwizzle",
     "pipeline-k-outer": "deplodock.passes.tile.pipeline_k_outer:PipelineKOuter",
     "vectorize": "deplodock.passes.tile.vectorize:Vectorize",
     "mark-unroll": "deplodock.passes.tile.mark_unroll:MarkUnroll",

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from deplodock.backends.cuda.emit import emit_cuda
 from deplodock.dialects import kernel, loop, make_context, tile
-from deplodock.dialects.interpreters.kernel import SharedMemoryRace
+from deplodock.dialects.interpreters.kernel import MBarrierDeadlock, SharedMemoryRace
 from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
@@ -51,7 +52,9 @@ class Program:
     options: dict = field(default_factory=dict)  # pass name -> options (else the cost model's)
     # How the K loop refills its slabs: "prefetch" (the cost model's: two buffers, the next
     # chunk loaded into registers during the compute), "single" (one buffer, two barriers a
-    # chunk) or "async" (two buffers, 4-byte cp.async one chunk ahead; slower, kept tested).
+    # chunk) or "async" (two buffers, 4-byte cp.async one chunk ahead; slower, kept tested)
+    # or "tma" (two buffers, TMA box copies one chunk ahead on mbarriers; tma-copy is off
+    # by default, not measured yet).
     schedule: str = "prefetch"
 
 
@@ -59,6 +62,7 @@ SCHEDULE_OPTIONS = {
     "prefetch": {},
     "single": {"double-buffer": {"max_bytes": 0}},
     "async": {"double-buffer": {"always": True}, "async-copy": {"narrow": True}},
+    "tma": {"tma-copy": {"enable": True}},
 }
 
 
@@ -133,6 +137,16 @@ CORPUS = {
         schedule="async",
     ),
     # the seed's prologue x + b inside the K loop: b[k] is a slab of its own
+    # both operands staged in their own order (a[k, m], b[k, n]: a.t() @ b), so the whole
+    # K loop can be filled by TMA; each slab's 64-float rows land as two 128-byte boxes
+    # (split-inner-for-swizzle)
+    "tma": Program(
+        "torch.matmul(torch.randn(128,64).t(), torch.randn(128,64))", (4, 4), 2, schedule="tma"
+    ),
+    # the same with block axes and K split over two blocks (the partial sums' kernel)
+    "tma_split_k": Program(
+        "torch.matmul(torch.randn(256,128).t(), torch.randn(256,128))", (4, 4), 2, schedule="tma"
+    ),
     "seed_prologue": Program(
         "torch.relu(torch.matmul(torch.randn(64,128) + torch.randn(128), torch.randn(128,64)))",
         (4, 4),
@@ -236,8 +250,9 @@ def _check_schedule(program: Program, tiled, placed, staged) -> None:
             if isinstance(load, loop.LoadOp):
                 assert isinstance(load.buffer.owner, tile.StageOp), load
         for slab in slabs:
-            # x[m, k]: the threads walk m, the K loop k: stored [k][m], rows padded.
-            if slab.source.name_hint == "x_b":
+            # x[m, k]: the threads walk m, the K loop k: stored [k][m], rows padded (a.t()
+            # of the TMA programs is a[k, m]: stored as it lies).
+            if slab.source.name_hint == "x_b" and program.schedule != "tma":
                 assert slab.is_transposed and slab.padding == 4
             assert slab.padding == (4 if slab.is_transposed else 0)
 
@@ -381,6 +396,67 @@ def test_verifier_refuses_a_wait_on_an_open_group() -> None:
     uncommitted = text[:in_loop] + text[in_loop + len("kernel.cp_async_commit") :]
     with pytest.raises(VerifyException, match="not committed"):
         _parse(uncommitted).verify()
+
+
+@pytest.mark.parametrize("name", _named("tma"))
+def test_tma_k_loop(name: str) -> None:
+    """Thread 0 initialises the two barriers and issues chunk 0 before the loop; each
+    iteration it issues chunk k + 1 behind a guard (expect_tx, then a box per piece of
+    each slab), every thread waits for chunk k with the phase's parity, computes, and the
+    only barrier of the iteration frees the buffer for its refill."""
+    kernels = _matmul_kernels(stages(name).texts["materialize"], kernel.KernelOp)
+    for kern in kernels:
+        top = list(kern.body.block.ops)
+        (k_outer,) = [op for op in top if isinstance(op, kernel.ForOp) and op.kinds]
+        before = [o for o in top[: top.index(k_outer)] if not isinstance(o, arith.ConstantOp)]
+        assert isinstance(before[-1], kernel.BarrierOp)  # the inits are visible
+        prologue = before[-2]
+        assert isinstance(prologue, scf.IfOp)
+        inits = [o for o in prologue.walk() if isinstance(o, kernel.MBarrierInitOp)]
+        assert len(inits) == 2
+        copies = [o for o in prologue.walk() if isinstance(o, kernel.TmaLoadOp)]
+        # two slabs of 64-float rows: two 128-byte boxes each
+        assert len(copies) == 4 and all(c.box_shape[-1] == 32 for c in copies)
+        for shared in {c.target.owner for c in copies}:
+            assert shared.alignment == 128
+        kinds = [type(op) for op in k_outer.body.block.ops]
+        wait = kinds.index(kernel.MBarrierWaitOp)
+        assert kinds[wait - 2] is scf.IfOp  # the guarded issue of the next chunk
+        assert kinds.count(kernel.BarrierOp) == 1
+        assert kinds[-2:] == [kernel.BarrierOp, kernel.YieldOp]
+        (arrive,) = [o for o in k_outer.walk() if isinstance(o, kernel.MBarrierArriveExpectTxOp)]
+        issued = [o for o in k_outer.walk() if isinstance(o, kernel.TmaLoadOp)]
+        assert arrive.bytes.data == sum(c.box_bytes() for c in issued)
+        assert not any(isinstance(op, kernel.CpAsyncOp) for op in kern.walk())
+
+
+def test_race_checker_catches_tma_schedule_bugs() -> None:
+    """A wrong parity (the wait returns at once), a read before the wait, no barrier
+    before the refill, no expect_tx (the phase never completes): each is caught."""
+    got = stages("tma")
+    text = got.texts["materialize"]
+    lines = text.splitlines()
+    wrong_parity = _broken(text, "((d0 floordiv 2) mod 2)", "(((d0 floordiv 2) + 1) mod 2)")
+    with pytest.raises(SharedMemoryRace, match="still in flight"):
+        run_forward(wrong_parity, got.inputs, blocks=[0])
+    no_wait = _parse("\n".join(line for line in lines if "kernel.mbarrier_wait" not in line))
+    with pytest.raises(SharedMemoryRace, match="still in flight"):
+        run_forward(no_wait, got.inputs, blocks=[0])
+    loop_end = max(i for i, line in enumerate(lines) if line.strip() == "kernel.barrier")
+    no_refill_barrier = _parse("\n".join(lines[:loop_end] + lines[loop_end + 1 :]))
+    with pytest.raises(SharedMemoryRace, match="read it"):
+        run_forward(no_refill_barrier, got.inputs, blocks=[0])
+    arrive = max(i for i, line in enumerate(lines) if "mbarrier_arrive_expect_tx" in line)
+    no_expect = _parse("\n".join(lines[:arrive] + lines[arrive + 1 :]))
+    with pytest.raises(MBarrierDeadlock, match="deadlock"):
+        run_forward(no_expect, got.inputs, blocks=[0])
+
+
+def test_verifier_refuses_an_unaligned_tma_slab() -> None:
+    text = stages("tma").texts["materialize"]
+    unaligned = _broken(text, '"x1_smem" align 128', '"x1_smem"')
+    with pytest.raises(VerifyException, match="TMA needs 128"):
+        unaligned.verify()
 
 
 def test_split_k() -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
 
 from deplodock.backends.cuda import program_cache, tensor_maps
 from deplodock.backends.cuda.emit import emit_cuda
@@ -262,3 +263,31 @@ def test_a_launch_passes_encoded_maps_once_per_address(monkeypatch) -> None:
     y = torch.zeros(128, 64)
     program._tensor_map_args(step, [y, arena])
     assert len(calls) == 2 and calls[1][1] == y.data_ptr()
+
+
+# --- the tile level ----------------------------------------------------------------------------
+
+TILE_STAGE = """
+func.func @forward(%x: tensor<128x64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread) ins(%xb = %x : tensor<128x64xf32>) outs(%yb : tensor<64xf32>) {
+    loop.for %k = 0 to 8 {
+      %w = tile.stage %xb[%k * 16, 0] STAGE
+    }
+  }
+  func.return %y : tensor<64xf32>
+}
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize(
+    ("stage", "rule"),
+    [
+        ("box [16, 64] pad 4 buffers 2 tma : memref<128x64xf32> -> memref<16x68xf32>", "no pad"),
+        ("buffers 2 tma : memref<128x64xf32> -> memref<3x4xf32>", "not a multiple of 128"),
+        ("tma : memref<128x64xf32> -> memref<16x64xf32>", "needs buffers 2"),
+    ],
+)
+def test_the_verifier_refuses_a_padded_or_misaligned_tma_slab(stage: str, rule: str) -> None:
+    module = Parser(make_context(), TILE_STAGE.replace("STAGE", stage)).parse_module()
+    with pytest.raises(VerifyException, match=rule):
+        module.verify()

@@ -3,8 +3,8 @@
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
           ──tileify, split-matmul-k, register-tile, chunk-matmul-k, chunk-reduce,
             cooperative-reduce, vectorize, blockify-launch, permute-register-tile,
-            stage-inputs, pad-smem, double-buffer, async-copy, pipeline-k-outer,
-            mark-unroll──▶ tile
+            stage-inputs, pad-smem, double-buffer, async-copy, tma-copy,
+            split-inner-for-swizzle, pipeline-k-outer, mark-unroll──▶ tile
           ──materialize──▶ kernel
           ──emit──▶ cuda
 
@@ -47,6 +47,8 @@ PASSES_TO: dict[str, tuple[str, ...]] = {
         "pad-smem",
         "double-buffer",
         "async-copy",
+        "tma-copy",
+        "split-inner-for-swizzle",
         "pipeline-k-outer",
         "mark-unroll",
     ),

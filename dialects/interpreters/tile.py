@@ -416,7 +416,7 @@ class StagedSlab:
         self.source = source
         self.origin = origin
         # What the copy writes, in the stored order: a load of the padding is out of bounds.
-        self.shape = tuple(op.stored_index(op.box_shape))
+        self.shape = op.written_shape
 
     def indices(self, op: Operation, state: Simt, indices: Sequence[Any]) -> list[Any]:
         name = self.op.result.name_hint or "slab"

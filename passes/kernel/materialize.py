@@ -33,6 +33,9 @@ primitives.
   loop (a matmul's K chunk) is refilled every iteration, after a barrier that lets every
   thread finish reading the previous chunk. Adjacent stages share their barriers.
 
+A K loop whose slabs are double-buffered is rotated by ``stage_fills.lower_buffered``
+(synchronously, by register prefetch, by ``cp.async``, or by TMA: ``tma_fills``).
+
 Shared arrays are allocated at the start of the kernel body (the kernel.shared verifier
 wants them at the top level), one per combine.
 """
@@ -320,6 +323,8 @@ class MaterializeKernel(RewritePattern):
                 mode = "sync"
                 if is_pipelined(for_op):
                     mode = "async" if all(s.is_async for s in buffered) else "prefetch"
+                    if all(s.is_tma for s in buffered):
+                        mode = "tma"
                 lower_buffered(for_op, buffered, tid, threads, mode, rewriter)
         stages = [o for o in new_block.walk() if isinstance(o, tile.StageOp)]
         # Adjacent stages share their barriers: one before the first fill, one after the last.

@@ -19,6 +19,10 @@ A double-buffered loop (one shared array ``[2, ..]`` per slab, chunk ``k`` in ``
                 for k: if k + 1 < n: fill chunk k + 1 -> buffer (k + 1) % 2 (cp.async)
                        commit; wait 1; barrier; compute from buffer k % 2; barrier
 
+A loop whose slabs are all ``tma`` (``tma-copy``) is rotated by ``tma_fills.lower_tma``
+(one thread copies each chunk's boxes, completing on an mbarrier per buffer, every thread
+waits for its chunk's phase); ``double_buffers`` allocates the arrays for both.
+
 Synchronously one barrier an iteration suffices: the fill of chunk ``k`` writes the
 buffer chunk ``k - 2`` was read from, and chunk ``k - 1``'s barrier lies between. So in
 the prefetch rotation (register prefetch): the stores of chunk ``k + 1`` go to the buffer
@@ -201,18 +205,16 @@ def _index(value: int, hint: str) -> arith.ConstantOp:
     return op
 
 
-def lower_buffered(
+def double_buffers(
     for_op: loop.ForOp,
     stages: list[tile.StageOp],
-    tid: SSAValue,
-    threads: int,
-    mode: str,
     rewriter: PatternRewriter,
-) -> None:
-    """Rotate a K loop with double-buffered slabs (see the module docstring): ``mode`` is
-    ``"sync"``, ``"prefetch"`` or ``"async"``."""
+    align: int | None = None,
+) -> tuple[Operation, list[SSAValue]]:
+    """Allocate a shared array of two buffers per slab before the loop (aligned to
+    ``align`` when given) and make the loads it served read buffer ``k % 2``. Returns
+    the op computing ``k % 2`` (first in the body) and the arrays."""
     iv = for_op.induction_var
-    chunks = for_op.extent
     d0 = AffineExpr.dimension(0)
     body = for_op.body.block
     current = apply_op(d0 % 2, [iv], "buf")
@@ -223,7 +225,7 @@ def lower_buffered(
         stored = stage.result.type
         assert isinstance(stored, MemRefType)
         doubled = MemRefType(stored.element_type, [2, *stored.get_shape()])
-        shared = kernel.SharedOp(name, doubled)
+        shared = kernel.SharedOp(name, doubled, align)
         shared.result.name_hint = name
         rewriter.insert(shared, InsertPoint.before(for_op))
         shared_arrays.append(shared.result)
@@ -240,6 +242,29 @@ def lower_buffered(
             )
             new.result.name_hint = load.result.name_hint
             rewriter.replace(load, new)
+    return current, shared_arrays
+
+
+def lower_buffered(
+    for_op: loop.ForOp,
+    stages: list[tile.StageOp],
+    tid: SSAValue,
+    threads: int,
+    mode: str,
+    rewriter: PatternRewriter,
+) -> None:
+    """Rotate a K loop with double-buffered slabs (see the module docstring): ``mode`` is
+    ``"sync"``, ``"prefetch"``, ``"async"`` or ``"tma"`` (``tma_fills.lower_tma``)."""
+    if mode == "tma":
+        from deplodock.passes.kernel.tma_fills import lower_tma
+
+        lower_tma(for_op, stages, tid, rewriter)
+        return
+    iv = for_op.induction_var
+    chunks = for_op.extent
+    d0 = AffineExpr.dimension(0)
+    body = for_op.body.block
+    current, shared_arrays = double_buffers(for_op, stages, rewriter)
 
     def fills(chunk: SSAValue, buffer: SSAValue, copy_async: bool) -> list[Operation]:
         ops = []

@@ -20,8 +20,11 @@ The tile level's meaning does not change (the loop reads the same slabs); the ke
 interpreter checks the rotated schedule: a read of an element whose copy is still in
 flight, or read by another warp before the barrier, is reported as a race.
 
+Slabs filled by TMA (``tma-copy``) rotate the same way, with mbarriers instead of
+groups and one thread issuing each chunk's box copies (``passes/kernel/tma_fills.py``).
+
 The decision is ``pipelines``: a loop of at least two iterations whose slabs are all
-double-buffered, all async or none.
+double-buffered, all async, all tma or none.
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ ATTRIBUTE = "pipeline"
 
 def pipelines(for_op: loop.ForOp, stages: list[tile.StageOp]) -> bool:
     """Cost function: every slab of the loop double-buffered, all copied alike (all by
-    ``cp.async``, or all by loads into registers and stores: register prefetch)."""
+    ``cp.async``, all by TMA, or all by loads into registers and stores: register
+    prefetch)."""
     if for_op.extent < 2 or not all(s.buffer_count == 2 for s in stages):
         return False
-    return len({s.is_async for s in stages}) == 1
+    return len({(s.is_async, s.is_tma) for s in stages}) == 1
 
 
 def is_pipelined(for_op) -> bool:
