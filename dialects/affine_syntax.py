@@ -205,13 +205,19 @@ def value_ranges(operands: Sequence[SSAValue]) -> list[tuple[int, int] | None]:
 
 
 def _value_range(value: SSAValue) -> tuple[int, int] | None:
-    from xdsl.dialects import affine
+    from xdsl.dialects import affine, arith
 
     owner = value.owner
     binder = owner.parent_op() if isinstance(owner, Block) else owner
     if isinstance(binder, affine.ApplyOp):
         ranges = value_ranges(binder.mapOperands)
         return expr_range(binder.map.data.results[0], ranges)
+    if isinstance(binder, arith.XOrIOp | arith.OrIOp):
+        # Bits of non-negative operands (a swizzled index: chunk xor row).
+        a, b = value_ranges(binder.operands)
+        if a is not None and b is not None and min(a[0], b[0]) >= 0:
+            return (0, (1 << max(a[1], b[1]).bit_length()) - 1)
+        return None
     query = getattr(binder, "index_range", None)
     return query(value) if query is not None else None
 

@@ -110,7 +110,14 @@ TMA_MAX_BOX = 256  # elements: the most a TMA box spans in one dimension
 TMA_MAX_RANK = 5
 TMA_GLOBAL_ALIGNMENT = 16  # bytes: a TMA source's address and strides
 TMA_MAX_TX_BYTES = (1 << 20) - 1  # an mbarrier's transaction count
-SWIZZLE_SPANS = (32, 64, 128)  # bytes: the TMA swizzle modes
+SWIZZLE_SPANS = (128,)  # bytes: the TMA swizzle modes modelled (SWIZZLE_128B)
+SWIZZLE_CHUNK = 16  # bytes: the unit a swizzle moves
+
+
+def swizzle_repeat(swizzle: int) -> int:
+    """Bytes after which a swizzle pattern repeats (128B: 8 rows of 128 bytes); a
+    swizzled box starts at a multiple of it, so the pattern starts with its first row."""
+    return swizzle * (swizzle // SWIZZLE_CHUNK)
 DIMS = ("x", "y", "z")
 
 
@@ -1031,7 +1038,8 @@ def tma_box_rule(
         return f"the box's inner row is {row} bytes, not a multiple of 16"
     if swizzle is not None:
         if swizzle not in SWIZZLE_SPANS:
-            return f"swizzle {swizzle} is not one of {', '.join(map(str, SWIZZLE_SPANS))} bytes"
+            spans = ", ".join(map(str, SWIZZLE_SPANS))
+            return f"swizzle {swizzle}: the swizzle modes modelled are {spans} bytes"
         if row > swizzle:
             return f"the box's inner row is {row} bytes, wider than the {swizzle}-byte swizzle span"
     stride = element_bytes
@@ -1058,9 +1066,11 @@ class TmaLoadOp(IRDLOperation):
     (``kernel.mbarrier_wait``). The runtime passes a tensor map per (source, box,
     swizzle) as a kernel parameter.
 
-    ``swizzle S`` (32, 64 or 128 bytes) stores each box row with its 16-byte chunks
-    permuted (chunk ``c`` of row ``r`` at ``c xor (r mod (S / 16))`` for S = 128), so
-    that reading a column touches every bank; the box's inner row is at most S bytes.
+    ``swizzle 128`` (``SWIZZLE_128B``, the one mode modelled) stores each 128-byte box row
+    with its 16-byte chunks permuted, chunk ``c`` of row ``r`` at ``c xor (r mod 8)``, so
+    that reading a column touches every bank; the box's inner row is at most 128 bytes
+    and the box starts at a multiple of 1024 bytes (the pattern's repeat: it follows the
+    address bits) of an array aligned so.
 
     The verifier holds TMA's rules, each named when broken: the source is an input
     buffer of the kernel; the box is of rank 1 to 5, each extent 1 to 256, its inner row a
@@ -1170,6 +1180,13 @@ class TmaLoadOp(IRDLOperation):
                 f"the box does not start at a multiple of {TMA_ALIGNMENT} bytes of the shared "
                 "array (TMA's destination alignment)"
             )
+        if self.swizzle is not None:
+            repeat = swizzle_repeat(self.swizzle.data)
+            if alignment < repeat or not _multiple_of(offset, repeat):
+                raise self._fail(
+                    f"a {self.swizzle.data}-byte swizzle follows the address bits: the box "
+                    f"must start at a multiple of {repeat} bytes of an array aligned to {repeat}"
+                )
         check_in_bounds(self.name, self.target_map.data, self.indices, stored)
         ranges = value_ranges(self.indices)
         extents = [1] * (len(shape) - k) + list(box)

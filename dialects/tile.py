@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -434,7 +434,12 @@ class StageOp(IRDLOperation):
     ``split S`` (``split-inner-for-swizzle``, TMA slabs) stores the box's inner dimension
     in pieces of S elements, one after the other, each a box of its own for TMA: a box
     ``[R, C]`` is stored ``[C / S, R, S]``, element ``(r, c)`` at ``[c floordiv S, r,
-    c mod S]`` (loads index the stored layout, as for ``transpose``).
+    c mod S]`` (loads index the stored layout, as for ``transpose``). ``swizzle 128``
+    (TMA's ``SWIZZLE_128B``, a slab of rank 2 whose stored rows are 128 bytes) permutes
+    the 16-byte chunks of each row as they land: chunk ``j`` of row ``r`` is stored at
+    chunk ``j xor (r mod 8)``, so a column's elements fall in different banks. Loads
+    index the stored (swizzled) position, which is not affine: the column index is
+    ``(chunk xor (r mod 8)) * (16 / element bytes) + within``, an ``arith.xori``.
 
     ``box`` gives the slab's extents in the source's order when the stored layout differs
     from it: ``transpose`` (rank 2) stores ``s[j1, j0] = x[.., o + j0, o' + j1]``, so
@@ -467,6 +472,7 @@ class StageOp(IRDLOperation):
     async_ = opt_prop_def(UnitAttr, prop_name="async")  # async-copy: filled by cp.async
     tma = opt_prop_def(UnitAttr)  # tma-copy: filled by TMA box copies (sm_90)
     split = opt_prop_def(IntAttr)  # split-inner-for-swizzle: inner pieces of this many
+    swizzle = opt_prop_def(IntAttr)  # split-inner-for-swizzle: TMA swizzle mode, bytes
     result = result_def(MemRefType)
 
     def __init__(
@@ -533,6 +539,16 @@ class StageOp(IRDLOperation):
         return self.split.data if self.split is not None else 0
 
     @property
+    def swizzle_bytes(self) -> int:
+        """The TMA swizzle mode's span in bytes (0: not swizzled)."""
+        return self.swizzle.data if self.swizzle is not None else 0
+
+    @property
+    def element_bytes(self) -> int:
+        element = self.source.type.element_type  # type: ignore[attr-defined]
+        return max(1, int(getattr(element, "bitwidth", 32)) // 8)
+
+    @property
     def written_shape(self) -> tuple[int, ...]:
         """The part of the stored array a fill writes (the stored shape without pad)."""
         return stored_shape(self.box_shape, self.is_transposed, 0, self.split_width)
@@ -544,18 +560,37 @@ class StageOp(IRDLOperation):
 
     def stored_index(self, box_index: Sequence[Any]) -> list[Any]:
         """Index into the stored array of the box element ``box_index`` (affine exprs or
-        integer arrays)."""
+        integer arrays; a swizzled slab's only integer arrays: the swizzle is no affine
+        map)."""
         if self.split_width:
             width, inner = self.split_width, box_index[-1]
-            return [inner // width, *box_index[:-1], inner % width]
-        return list(box_index[::-1]) if self.is_transposed else list(box_index)
+            stored = [inner // width, *box_index[:-1], inner % width]
+        else:
+            stored = list(box_index[::-1]) if self.is_transposed else list(box_index)
+        if self.swizzle_bytes:
+            stored[-1] = self.swizzled_column(stored[-2], stored[-1])
+        return stored
 
     def box_index(self, stored_index: Sequence[Any]) -> list[Any]:
         """Box (source-order) index of the stored element ``stored_index``."""
+        stored = list(stored_index)
+        if self.swizzle_bytes:  # the swizzle is its own inverse
+            stored[-1] = self.swizzled_column(stored[-2], stored[-1])
         if self.split_width:
-            piece, *lead, inner = stored_index
+            piece, *lead, inner = stored
             return [*lead, piece * self.split_width + inner]
-        return list(stored_index[::-1]) if self.is_transposed else list(stored_index)
+        return stored[::-1] if self.is_transposed else stored
+
+    def swizzled_column(self, row: Any, column: Any) -> Any:
+        """Where a swizzled row ``row`` keeps its element ``column`` (integer arrays): its
+        16-byte chunk moves to ``chunk xor (row mod 8)``."""
+        from deplodock.dialects.kernel import SWIZZLE_CHUNK
+
+        per_chunk = SWIZZLE_CHUNK // self.element_bytes
+        lines = self.swizzle_bytes // SWIZZLE_CHUNK
+        if isinstance(row, AffineExpr) or isinstance(column, AffineExpr):
+            raise ValueError("a swizzled slab's stored index is not affine (xor)")
+        return ((column // per_chunk) ^ (row % lines)) * per_chunk + column % per_chunk
 
     def verify_(self) -> None:
         src, slab = self.source.type, self.result.type
@@ -639,6 +674,8 @@ class StageOp(IRDLOperation):
                 f"tile.stage: split {width} needs a tma slab whose inner extent {box[-1]} "
                 "it divides"
             )
+        if self.swizzle is not None:
+            self._verify_swizzle(box, width)
         if not self.is_tma:
             return
         if self.is_transposed or self.padding:
@@ -669,6 +706,24 @@ class StageOp(IRDLOperation):
                 f"{TMA_ALIGNMENT}: the next one would land misaligned"
             )
 
+    def _verify_swizzle(self, box: Sequence[int], width: int) -> None:
+        from deplodock.dialects.kernel import SWIZZLE_CHUNK, SWIZZLE_SPANS
+
+        swizzle = self.swizzle_bytes
+        row = (width or box[-1]) * self.element_bytes
+        lines = swizzle // SWIZZLE_CHUNK if swizzle > 0 else 0
+        if not self.is_tma or swizzle not in SWIZZLE_SPANS:
+            raise VerifyException(
+                f"tile.stage: swizzle {swizzle} needs a tma slab and one of "
+                f"{', '.join(map(str, SWIZZLE_SPANS))} bytes"
+            )
+        if len(box) != 2 or row != swizzle or box[0] % lines:
+            raise VerifyException(
+                f"tile.stage: a {swizzle}-byte swizzle needs a slab of rank 2 whose stored "
+                f"rows are {swizzle} bytes (not {row}) and whose row count is a multiple of "
+                f"{lines} (the pattern's repeat)"
+            )
+
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_ssa_value(self.source)
@@ -687,6 +742,8 @@ class StageOp(IRDLOperation):
             printer.print_string(" tma")
         if self.split is not None:
             printer.print_string(f" split {self.split_width}")
+        if self.swizzle is not None:
+            printer.print_string(f" swizzle {self.swizzle_bytes}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
@@ -713,6 +770,8 @@ class StageOp(IRDLOperation):
             properties["tma"] = UnitAttr()
         if parser.parse_optional_keyword("split") is not None:
             properties["split"] = IntAttr(parser.parse_integer())
+        if parser.parse_optional_keyword("swizzle") is not None:
+            properties["swizzle"] = IntAttr(parser.parse_integer())
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()

@@ -143,6 +143,14 @@ CORPUS = {
     "tma": Program(
         "torch.matmul(torch.randn(128,64).t(), torch.randn(128,64))", (4, 4), 2, schedule="tma"
     ),
+    # the same, the slabs swizzled (SWIZZLE_128B; the loads index with an xor)
+    "tma_swizzle": Program(
+        "torch.matmul(torch.randn(128,64).t(), torch.randn(128,64))",
+        (4, 4),
+        2,
+        {"split-inner-for-swizzle": {"swizzle": True}},
+        schedule="tma",
+    ),
     # the same with block axes and K split over two blocks (the partial sums' kernel)
     "tma_split_k": Program(
         "torch.matmul(torch.randn(256,128).t(), torch.randn(256,128))", (4, 4), 2, schedule="tma"
@@ -417,8 +425,10 @@ def test_tma_k_loop(name: str) -> None:
         copies = [o for o in prologue.walk() if isinstance(o, kernel.TmaLoadOp)]
         # two slabs of 64-float rows: two 128-byte boxes each
         assert len(copies) == 4 and all(c.box_shape[-1] == 32 for c in copies)
+        swizzle = CORPUS[name].options.get("split-inner-for-swizzle", {}).get("swizzle")
         for shared in {c.target.owner for c in copies}:
-            assert shared.alignment == 128
+            assert shared.alignment == (1024 if swizzle else 128)
+        assert all(c.swizzle_bytes == (128 if swizzle else None) for c in copies)
         kinds = [type(op) for op in k_outer.body.block.ops]
         wait = kinds.index(kernel.MBarrierWaitOp)
         assert kinds[wait - 2] is scf.IfOp  # the guarded issue of the next chunk
@@ -450,6 +460,18 @@ def test_race_checker_catches_tma_schedule_bugs() -> None:
     no_expect = _parse("\n".join(lines[:arrive] + lines[arrive + 1 :]))
     with pytest.raises(MBarrierDeadlock, match="deadlock"):
         run_forward(no_expect, got.inputs, blocks=[0])
+
+
+def test_a_load_that_ignores_the_swizzle_reads_the_wrong_element() -> None:
+    """The kernel interpreter lands a swizzled box permuted: the schedule is right with the
+    xor, and a load that skips it reads another element."""
+    got = stages("tma_swizzle")
+    text = got.texts["materialize"]
+    assert "swizzle 128" in text and "arith.xori" in text
+    (out,) = run_forward(_parse(text), got.inputs)
+    assert relative_error(out, got.expected[0]) <= RTOL
+    (wrong,) = run_forward(_broken(text, "%in_c1_sw * 4", "%in_c1_chunk * 4"), got.inputs)
+    assert relative_error(wrong, got.expected[0]) > 1e-2
 
 
 def test_verifier_refuses_an_unaligned_tma_slab() -> None:

@@ -291,3 +291,14 @@ def test_the_verifier_refuses_a_padded_or_misaligned_tma_slab(stage: str, rule: 
     module = Parser(make_context(), TILE_STAGE.replace("STAGE", stage)).parse_module()
     with pytest.raises(VerifyException, match=rule):
         module.verify()
+
+
+def test_swizzle_128_moves_each_chunk_by_its_row() -> None:
+    """SWIZZLE_128B: 16-byte chunk j of 128-byte row r lands at chunk j xor (r mod 8)."""
+    from deplodock.dialects.interpreters.kernel import swizzled
+
+    offsets = swizzled(np.arange(16 * 32), 4, 128).reshape(16, 32)
+    np.testing.assert_array_equal(offsets[0], np.arange(32))  # row 0 stays
+    assert offsets[1, 0] == 32 + 4 and offsets[1, 4] == 32  # chunks 0 and 1 swap
+    assert offsets[7, 0] == 7 * 32 + 7 * 4 and offsets[8, 0] == 8 * 32  # repeats every 8
+    assert sorted(offsets.ravel()) == list(range(16 * 32))  # a permutation

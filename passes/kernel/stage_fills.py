@@ -44,6 +44,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.access import vector_access
@@ -260,6 +261,11 @@ def lower_buffered(
 
         lower_tma(for_op, stages, tid, rewriter)
         return
+    if any(stage.swizzle_bytes for stage in stages):
+        raise DiagnosticException(
+            "materialize: a swizzled slab is filled by TMA only, in a pipelined loop of tma "
+            "slabs (run tma-copy and pipeline-k-outer; a thread's fill cannot swizzle)"
+        )
     iv = for_op.induction_var
     chunks = for_op.extent
     d0 = AffineExpr.dimension(0)

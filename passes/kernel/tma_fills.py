@@ -21,7 +21,9 @@ barrier ``k % 2``, hence the parity. The copy of chunk ``k + 1`` goes to the buf
 ``k`` is computed. Unlike ``cp.async`` no barrier is needed after the wait: the mbarrier's
 phase makes the copy visible to every thread that waited. ``B`` is the bytes of all the
 chunk's boxes (``kernel.mbarrier_arrive_expect_tx``): the phase completes when they all
-landed. The kernel interpreter checks all of it (an early read, a wrong parity, a missing
+landed. A swizzled slab (``swizzle 128``) is copied with the tensor map's
+``SWIZZLE_128B`` into an array aligned to the pattern's 1024 bytes. The kernel
+interpreter checks all of it (an early read, a wrong parity, a missing
 or wrong expect_tx, a refill before every reader is done).
 """
 
@@ -36,7 +38,7 @@ from xdsl.rewriter import InsertPoint
 
 from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.dialects.kernel import TMA_ALIGNMENT
+from deplodock.dialects.kernel import TMA_ALIGNMENT, swizzle_repeat
 from deplodock.passes.kernel.stage_fills import double_buffers
 
 
@@ -81,6 +83,7 @@ def box_copies(
                 AffineMap(dims + 1, 0, (at_buffer,)),
                 indices,
                 [*box[:-1], width] if width else box,
+                stage.swizzle_bytes or None,
             )
         )
     return copies
@@ -96,7 +99,11 @@ def lower_tma(
     chunks = for_op.extent
     d0 = AffineExpr.dimension(0)
     body = for_op.body.block
-    current, shared_arrays = double_buffers(for_op, stages, rewriter, TMA_ALIGNMENT)
+    # 128 bytes for TMA, the swizzle pattern's repeat (1024 bytes) for a swizzled slab.
+    align = max(
+        [TMA_ALIGNMENT, *(swizzle_repeat(s.swizzle_bytes) for s in stages if s.swizzle_bytes)]
+    )
+    current, shared_arrays = double_buffers(for_op, stages, rewriter, align)
     bar = kernel.MBarrierOp(f"{name}_bar", MemRefType(i64, [2]))
     bar.result.name_hint = f"{name}_bar"
     chunk_bytes = sum(stage.size_bytes() // 2 for stage in stages)

@@ -11,7 +11,9 @@ For each shape K x M x N it compiles ``torch.matmul(a.t(), b)`` with ``a`` (K, M
 through ``CompiledProgram``:
 
 * ``default``: the pipeline as it is (the K loop pipelined with 16-byte ``cp.async``);
-* ``tma``: the same with ``tma-copy{enable=true}`` (boxes copied by TMA, mbarriers).
+* ``tma``: the same with ``tma-copy{enable=true}`` (boxes copied by TMA, mbarriers);
+* ``tma+swz``: and ``split-inner-for-swizzle{swizzle=true}`` (SWIZZLE_128B boxes, loads
+  indexing with an xor).
 
 Each is run on fresh random inputs with poisoned outputs and compared with torch (fp32,
 TF32 off), once eagerly and once replayed from a CUDA graph (the tensor maps captured);
@@ -36,18 +38,26 @@ def matmul_t(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.matmul(a.t(), b)
 
 
-def compile_both(k: int, m: int, n: int, arch: str):
-    """(default program, tma program), both ``CompiledProgram``s of ``a.t() @ b``."""
+def compile_variants(k: int, m: int, n: int, arch: str) -> dict:
+    """The ``CompiledProgram`` of ``a.t() @ b`` per variant (see the module docstring)."""
     from deplodock.api import _import, capture
     from deplodock.backends.cuda.runtime import CompiledProgram
+    from deplodock.passes.tile.split_inner_for_swizzle import SplitInnerForSwizzle
     from deplodock.passes.tile.tma_copy import TmaCopy
     from deplodock.pipeline import lower
 
     a, b = torch.randn(k, m), torch.randn(k, n)
     _, exported = capture(matmul_t, a, b)
-    default = lower(_import(exported), to="kernel")
-    tma = lower(_import(exported), to="kernel", options={"tma-copy": TmaCopy(enable=True)})
-    return CompiledProgram(default, arch=arch), CompiledProgram(tma, arch=arch)
+    tma = {"tma-copy": TmaCopy(enable=True)}
+    variants = {
+        "default": {},
+        "tma": tma,
+        "tma+swz": {**tma, "split-inner-for-swizzle": SplitInnerForSwizzle(swizzle=True)},
+    }
+    return {
+        name: CompiledProgram(lower(_import(exported), to="kernel", options=options), arch=arch)
+        for name, options in variants.items()
+    }
 
 
 def relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
@@ -59,22 +69,26 @@ def check_shape(k: int, m: int, n: int, arch: str, rounds: int) -> tuple[bool, d
     from deplodock.backends.cuda.timing import time_graphs
 
     name = f"{k}x{m}x{n}"
-    default, tma = compile_both(k, m, n, arch)
-    uses_tma = "cp.async.bulk.tensor" in tma.source
-    maps = sum(len(step.tensor_maps) for step in tma.plan.steps)
-    print(
-        f"[{name}] compiled: tma kernels use TMA: {uses_tma} ({maps} tensor maps); "
-        f"registers {sorted({r.registers for r in tma.resources.values()})}, "
-        f"spills {any(r.spills for r in tma.resources.values())}"
-    )
-    ok = uses_tma
-    if not uses_tma:
-        print(f"[{name}] FAIL: tma-copy{{enable=true}} left no TMA copy in the kernels")
+    programs = compile_variants(k, m, n, arch)
+    ok = True
+    for label, program in programs.items():
+        if label == "default":
+            continue
+        uses_tma = "cp.async.bulk.tensor" in program.source
+        swizzled = any(s.swizzle for step in program.plan.steps for s in step.tensor_maps)
+        resources = program.resources.values()
+        print(
+            f"[{name}] {label}: uses TMA {uses_tma}, swizzled {swizzled}; registers "
+            f"{sorted({r.registers for r in resources})}, spills {any(r.spills for r in resources)}"
+        )
+        if not uses_tma:
+            print(f"[{name}] FAIL: tma-copy{{enable=true}} left no TMA copy in the kernels")
+            ok = False
     torch.manual_seed(sum(map(ord, name)))
     a = torch.randn(k, m, device="cuda")
     b = torch.randn(k, n, device="cuda")
     want = matmul_t(a, b)
-    for label, program in (("default", default), ("tma", tma)):
+    for label, program in programs.items():
         (got,) = program(a, b, poison=True)
         torch.cuda.synchronize()
         error = relative_error(got, want)
@@ -89,19 +103,19 @@ def check_shape(k: int, m: int, n: int, arch: str, rounds: int) -> tuple[bool, d
         good = bool(torch.isfinite(got).all()) and error <= RTOL
         ok &= good
         print(f"[{name}] {label:8s} graph : {'ok  ' if good else 'FAIL'} rel. error {error:.2e}")
-    timings = time_graphs(
-        {
-            "default": lambda: default(a, b, poison=False),
-            "tma": lambda: tma(a, b, poison=False),
-            "cuBLAS": lambda: matmul_t(a, b),
-        },
-        rounds=rounds,
-    )
+    candidates = {
+        label: (lambda p=program: p(a, b, poison=False)) for label, program in programs.items()
+    }
+    candidates["cuBLAS"] = lambda: matmul_t(a, b)
+    timings = time_graphs(candidates, rounds=rounds)
     times = {label: t.median_us for label, t in timings.items()}
     flops = 2 * k * m * n
     for label, us in times.items():
         print(f"[{name}] {label:8s} {us:10.1f} us  {flops / us / 1e6:7.1f} TFLOP/s")
-    print(f"[{name}] tma / default time: {times['tma'] / times['default']:.3f} (< 1: TMA faster)")
+    for label in programs:
+        if label != "default":
+            ratio = times[label] / times["default"]
+            print(f"[{name}] {label} / default time: {ratio:.3f} (< 1: faster)")
     return ok, times
 
 
@@ -137,16 +151,19 @@ def main(argv: list[str] | None = None) -> int:
         if not ok:
             failed.append(shape)
     print()
-    print("| K x M x N | default us | tma us | cuBLAS us | tma / default |")
-    print("| --- | --- | --- | --- | --- |")
+    labels = ["default", "tma", "tma+swz", "cuBLAS"]
+    print(
+        "| K x M x N | " + " | ".join(f"{x} us" for x in labels) + " | tma / default "
+        "| tma+swz / default |"
+    )
+    print("| --- " * (len(labels) + 3) + "|")
     for shape, t in results.items():
         if t:
-            print(
-                f"| {shape} | {t['default']:.1f} | {t['tma']:.1f} | {t['cuBLAS']:.1f} | "
-                f"{t['tma'] / t['default']:.3f} |"
-            )
+            cells = [f"{t[x]:.1f}" for x in labels]
+            cells += [f"{t['tma'] / t['default']:.3f}", f"{t['tma+swz'] / t['default']:.3f}"]
+            print(f"| {shape} | " + " | ".join(cells) + " |")
         else:
-            print(f"| {shape} | error | | | |")
+            print(f"| {shape} | error |" + " |" * (len(labels) + 1))
     print("all checks passed" if not failed else f"FAILED: {', '.join(failed)}")
     return 1 if failed else 0
 

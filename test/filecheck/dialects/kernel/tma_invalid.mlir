@@ -201,3 +201,31 @@ func.func @bad_alignment(%x: tensor<64xf32>) -> tensor<64xf32> {
 }
 
 // CHECK: kernel.shared: align 96 must be a power of two up to 1024
+
+// -----
+
+func.func @swizzle_unaligned(%x: tensor<128x64xf32>) -> tensor<64xf32> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<128x64xf32>) outs(%yb : tensor<64xf32>) {
+    %smem = kernel.shared "x_smem" align 128 : memref<16x32xf32>
+    %bar = kernel.mbarrier "k_bar" : memref<1xi64>
+    kernel.mbarrier_init %bar[0], 1 : memref<1xi64>
+    kernel.tma_load %xb[0, 0] -> %smem[0, 0] box [16, 32] swizzle 128 barrier %bar[0] : memref<128x64xf32> -> memref<16x32xf32>, memref<1xi64>
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: kernel.tma_load: a 128-byte swizzle follows the address bits: the box must start at a multiple of 1024 bytes of an array aligned to 1024
+
+// -----
+
+func.func @swizzle_mode(%x: tensor<128x64xf32>) -> tensor<64xf32> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(64, 1, 1) ins(%xb = %x : tensor<128x64xf32>) outs(%yb : tensor<64xf32>) {
+    %smem = kernel.shared "x_smem" align 1024 : memref<16x16xf32>
+    %bar = kernel.mbarrier "k_bar" : memref<1xi64>
+    kernel.mbarrier_init %bar[0], 1 : memref<1xi64>
+    kernel.tma_load %xb[0, 0] -> %smem[0, 0] box [16, 16] swizzle 64 barrier %bar[0] : memref<128x64xf32> -> memref<16x16xf32>, memref<1xi64>
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: kernel.tma_load: swizzle 64: the swizzle modes modelled are 128 bytes

@@ -103,3 +103,29 @@ func.func @split_stored_wrong(%x: tensor<128x64xf32>) -> tensor<64xf32> {
 }
 
 // CHECK: tile.stage: box [16, 64] with pad 0, split 32 is stored as [2, 16, 32], not [16, 64]
+
+// -----
+
+func.func @swizzle_wide_rows(%x: tensor<128x64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread) ins(%xb = %x : tensor<128x64xf32>) outs(%yb : tensor<64xf32>) {
+    loop.for %k = 0 to 8 {
+      %w = tile.stage %xb[%k * 16, 0] buffers 2 tma swizzle 128 : memref<128x64xf32> -> memref<16x64xf32>
+    }
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.stage: a 128-byte swizzle needs a slab of rank 2 whose stored rows are 128 bytes (not 256) and whose row count is a multiple of 8 (the pattern's repeat)
+
+// -----
+
+func.func @swizzle_without_tma(%x: tensor<128x64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread) ins(%xb = %x : tensor<128x64xf32>) outs(%yb : tensor<64xf32>) {
+    loop.for %k = 0 to 8 {
+      %w = tile.stage %xb[%k * 16, 0] box [16, 32] buffers 2 swizzle 128 : memref<128x64xf32> -> memref<16x32xf32>
+    }
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.stage: swizzle 128 needs a tma slab and one of 128 bytes

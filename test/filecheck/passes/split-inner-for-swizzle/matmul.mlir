@@ -1,12 +1,16 @@
 // RUN: deplo-opt %s -p split-inner-for-swizzle | filecheck %s
 // RUN: deplo-opt %s -p split-inner-for-swizzle,split-inner-for-swizzle | filecheck %s
 // RUN: deplo-opt %s -p 'split-inner-for-swizzle{span=256}' | filecheck %s --check-prefix=WHOLE
+// RUN: deplo-opt %s -p 'split-inner-for-swizzle{swizzle=true}' | filecheck %s --check-prefix=SWIZZLE
+// RUN: deplo-opt %s -p 'split-inner-for-swizzle{swizzle=true},split-inner-for-swizzle{swizzle=true}' | filecheck %s --check-prefix=SWIZZLE
 
 // torch.matmul(a.t(), b) after tma-copy{enable=true}: both slabs are TMA'd, their rows
 // 64 floats (256 bytes), wider than the 128-byte swizzle span. Each is stored as two
 // pieces of 32 floats ([16, 64] -> [2, 16, 32]), each a TMA box of its own, and the
 // loads index the pieces: [k, n] -> [n floordiv 32, k, n mod 32]. The second RUN line:
-// idempotent. With a span of 256 bytes the rows fit: nothing changes.
+// idempotent. With a span of 256 bytes the rows fit: nothing changes. With swizzle=true
+// the pieces are also swizzled (SWIZZLE_128B): each load computes its chunk xor its row
+// mod 8 (arith.xori), the stored column (idempotent as well).
 
 func.func @forward(%x: tensor<128x64xf32> {torch.kind = "input"}, %x1: tensor<128x64xf32> {torch.kind = "input"}) -> tensor<64x64xf32> {
   %matmul = tile.kernel @k_matmul axes(%a0_g : 16 = thread, %a1_g : 16 = thread) ins(%x_b = %x : tensor<128x64xf32>, %x1_b = %x1 : tensor<128x64xf32>) outs(%matmul_b : tensor<64x64xf32>) attributes {covers = ["matmul", "t"], register_tile = array<i64: 4, 4>, block_tile = array<i64: 16, 16, 16>} {
@@ -80,3 +84,11 @@ func.func @forward(%x: tensor<128x64xf32> {torch.kind = "input"}, %x1: tensor<12
 
 // WHOLE:       %x1_smem = tile.stage %x1_b[%a2_o * 16, 0] buffers 2 tma : memref<128x64xf32> -> memref<16x64xf32>
 // WHOLE-NOT:   split
+
+// SWIZZLE:       %x1_smem = tile.stage %x1_b[%a2_o * 16, 0] box [16, 64] buffers 2 tma split 32 swizzle 128 : memref<128x64xf32> -> memref<2x16x32xf32>
+// SWIZZLE-NEXT:  %x_smem = tile.stage %x_b[%a2_o * 16, 0] box [16, 64] buffers 2 tma split 32 swizzle 128 : memref<128x64xf32> -> memref<2x16x32xf32>
+// SWIZZLE:       %in_c0_chunk = affine.apply affine_map<(d0) -> ((((d0 * 4) mod 32) floordiv 4))> (%a1_g)
+// SWIZZLE-NEXT:  %in_c0_line = affine.apply affine_map<(d0) -> ((d0 mod 8))> (%a2_i)
+// SWIZZLE-NEXT:  %in_c0_sw = arith.xori %in_c0_chunk, %in_c0_line : index
+// SWIZZLE-NEXT:  %in_c0 = loop.load %x1_smem[%a1_g * 4 floordiv 32, %a2_i, %in_c0_sw * 4 + %a1_g * 4 mod 32 mod 4] : memref<2x16x32xf32>
+// SWIZZLE-NOT:   _sw_sw
