@@ -13,11 +13,14 @@ Target-neutral (the same IR could print as HIP or Metal), one tree walk from CUD
       ...
     }
 
-Thread and block ids, shared-memory allocations, barriers, warp shuffles, loops and
-loads/stores are this dialect's; guards are upstream ``scf.if``, index math upstream
-``affine.apply``, scalar math ``arith``/``math``. The verifiers hold what the hardware
-requires: a block of at most 1024 threads, shared memory within the target's 227 KB, ids
-only inside a kernel, and no barrier under control flow that depends on the thread.
+Thread and block ids, shared-memory allocations, barriers, warp shuffles, loops,
+loads/stores, ``cp.async`` (commit/wait groups) and, for sm_90, TMA box copies with
+mbarriers (``kernel.mbarrier``, ``mbarrier_init``, ``mbarrier_arrive_expect_tx``,
+``mbarrier_wait``, ``tma_load``: see ``TmaLoadOp`` for TMA's rules) are this dialect's;
+guards are upstream ``scf.if``, index math upstream ``affine.apply``, scalar math
+``arith``/``math``. The verifiers hold what the hardware requires: a block of at most
+1024 threads, shared memory within the target's 227 KB, ids only inside a kernel, no
+barrier under control flow that depends on the thread, TMA's alignment and box rules.
 """
 
 from __future__ import annotations
@@ -118,6 +121,8 @@ def swizzle_repeat(swizzle: int) -> int:
     """Bytes after which a swizzle pattern repeats (128B: 8 rows of 128 bytes); a
     swizzled box starts at a multiple of it, so the pattern starts with its first row."""
     return swizzle * (swizzle // SWIZZLE_CHUNK)
+
+
 DIMS = ("x", "y", "z")
 
 

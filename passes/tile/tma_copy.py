@@ -24,6 +24,9 @@ cannot be TMA'd); within TMA's box rules (``kernel.tma_box_rule``) and a multipl
 bytes. So both operands must be staged in their own order for a whole loop to qualify:
 ``torch.matmul(a.t(), b)`` (``a[k, m]``, ``b[k, n]``) does, ``x @ w.T`` does not.
 
+It runs after ``async-copy`` and takes over its marks (a slab is filled by one or the
+other), so with the pass off the ``cp.async`` schedule stands as it was.
+
 **Default off.** Whether TMA beats cp.async here is not measured yet (the engineer with
 the GPU measures it, ``test/gpu/tma_check.py``); until then ``enable`` is false and the
 pass changes nothing, so the default schedule is the measured one.
