@@ -76,8 +76,9 @@ func.func @seed(%x: tensor<8x16xf32>, %b: tensor<16xf32>, %w: tensor<16x8xf32>) 
 // TWO-COUNT-4: loop.store
 
 // The default options (tm = tn = 0) ask the cost model (matmul_tile). It has no tile for
-// the seed's 8 x 8 output, and picks 4 x 4 register tiles in blocks of 8 x 16 threads with
-// K chunks of 16 for linear (1,128,256) x (512,256)^T, recorded as block_tile.
+// the seed's 8 x 8 output, and picks 4 x 4 register tiles in blocks of 16 x 16 threads
+// (64 x 64 outputs) with K chunks of 16 for linear (1,128,256) x (512,256)^T, recorded as
+// block_tile.
 func.func @linear(%x: tensor<1x128x256xf32>, %x1: tensor<512x256xf32>) -> tensor<1x128x512xf32> {
   %linear = tile.kernel @k_linear axes(%a0 : 128 = free, %a1 : 512 = free) ins(%x_b = %x : tensor<1x128x256xf32>, %x1_b = %x1 : tensor<512x256xf32>) outs(%linear_b : tensor<1x128x512xf32>) attributes {covers = ["linear"]} {
     %linear_1 = loop.for %a2 = 0 to 256 reduce(add) -> f32 {
@@ -96,7 +97,7 @@ func.func @linear(%x: tensor<1x128x256xf32>, %x1: tensor<512x256xf32>) -> tensor
 // MODEL-NOT:   register_tile
 // MODEL-LABEL: func.func @linear
 // MODEL:       tile.kernel @k_linear axes(%a0_g : 32 = free, %a1_g : 128 = free)
-// MODEL-SAME:  register_tile = array<i64: 4, 4>, block_tile = array<i64: 8, 16, 16>
+// MODEL-SAME:  register_tile = array<i64: 4, 4>, block_tile = array<i64: 16, 16, 16>
 // MODEL:       %a1_c3 = affine.apply affine_map<(d0) -> (((d0 * 4) + 3))> (%a1_g)
 // MODEL-NEXT:  %linear_r0c0, {{.*}}, %linear_r3c3 = loop.for %a2 = 0 to 256 reduce(add, {{.*}}) -> (f32, {{.*}}) {
 // MODEL-NEXT:    %in_r0 = loop.load %x_b[0, %a0_r0, %a2] : memref<1x128x256xf32>
