@@ -683,12 +683,7 @@ class CpAsyncOp(IRDLOperation):
         check_in_bounds(self.name, self.target_map.data, self.indices, dst.get_shape())
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.source)
-        print_indices(printer, self.source_map.data, self.indices)
-        printer.print_string(" -> ")
-        printer.print_ssa_value(self.target)
-        print_indices(printer, self.target_map.data, self.indices)
+        _print_copy(printer, self)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
@@ -697,30 +692,44 @@ class CpAsyncOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> CpAsyncOp:
-        source = parser.parse_unresolved_operand()
-        source_map, source_operands = parse_indices(parser)
-        parser.parse_punctuation("->")
-        target = parser.parse_unresolved_operand()
-        target_map, target_operands = parse_indices(parser)
+        source, source_indices, target, target_indices = _parse_copy(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()
         parser.parse_punctuation("->")
         dst_type = parser.parse_type()
         src, dst = parser.resolve_operands([source, target], [src_type, dst_type], parser.pos)
-        src_indices = [parser.resolve_operand(o, IndexType()) for o in source_operands]
-        dst_indices = [parser.resolve_operand(o, IndexType()) for o in target_operands]
-        shift = [AffineExpr.dimension(len(src_indices) + i) for i in range(len(dst_indices))]
-        moved = tuple(r.replace_dims_and_symbols(shift, []) for r in target_map.results)
-        op = cls(
-            src,
-            AffineMap(len(src_indices) + len(dst_indices), 0, source_map.results),
-            dst,
-            AffineMap(len(src_indices) + len(dst_indices), 0, moved),
-            [*src_indices, *dst_indices],
+        (source_map, target_map), indices = _joined(
+            [_resolved(parser, source_indices), _resolved(parser, target_indices)]
         )
+        op = cls(src, source_map, dst, target_map, indices)
         op.attributes.update(attrs)
         return op
+
+
+def _print_copy(printer: Printer, op: CpAsyncOp | TmaLoadOp) -> None:
+    """`` %src[..] -> %dst[..]``: a copy's source and target, each with its indices."""
+    printer.print_string(" ")
+    printer.print_ssa_value(op.source)
+    print_indices(printer, op.source_map.data, op.indices)
+    printer.print_string(" -> ")
+    printer.print_ssa_value(op.target)
+    print_indices(printer, op.target_map.data, op.indices)
+
+
+def _parse_copy(parser: Parser) -> tuple:
+    """What ``_print_copy`` prints: (source, its (map, unresolved operands), target, its)."""
+    source = parser.parse_unresolved_operand()
+    source_indices = parse_indices(parser)
+    parser.parse_punctuation("->")
+    target = parser.parse_unresolved_operand()
+    return source, source_indices, target, parse_indices(parser)
+
+
+def _resolved(parser: Parser, indices: tuple) -> tuple[AffineMap, list[SSAValue]]:
+    """A parsed (map, unresolved operands) with its operands resolved as indices."""
+    map_, operands = indices
+    return map_, [parser.resolve_operand(o, IndexType()) for o in operands]
 
 
 @irdl_op_definition
@@ -1204,12 +1213,7 @@ class TmaLoadOp(IRDLOperation):
         _check_mbarrier(self, self.barrier, self.barrier_map.data, self.indices)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.source)
-        print_indices(printer, self.source_map.data, self.indices)
-        printer.print_string(" -> ")
-        printer.print_ssa_value(self.target)
-        print_indices(printer, self.target_map.data, self.indices)
+        _print_copy(printer, self)
         printer.print_string(f" box [{', '.join(map(str, self.box_shape))}]")
         if self.swizzle is not None:
             printer.print_string(f" swizzle {self.swizzle.data}")
@@ -1226,11 +1230,7 @@ class TmaLoadOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> TmaLoadOp:
-        source = parser.parse_unresolved_operand()
-        source_map, source_operands = parse_indices(parser)
-        parser.parse_punctuation("->")
-        target = parser.parse_unresolved_operand()
-        target_map, target_operands = parse_indices(parser)
+        source, source_indices, target, target_indices = _parse_copy(parser)
         parser.parse_keyword("box")
         box = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
         swizzle = None
@@ -1238,7 +1238,7 @@ class TmaLoadOp(IRDLOperation):
             swizzle = parser.parse_integer()
         parser.parse_keyword("barrier")
         barrier = parser.parse_unresolved_operand()
-        barrier_map, barrier_operands = parse_indices(parser)
+        barrier_indices = parse_indices(parser)
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()
@@ -1249,16 +1249,8 @@ class TmaLoadOp(IRDLOperation):
         src, dst, bar = parser.resolve_operands(
             [source, target, barrier], [src_type, dst_type, bar_type], parser.pos
         )
-
-        def resolved(operands):
-            return [parser.resolve_operand(o, IndexType()) for o in operands]
-
         (source_map, target_map, barrier_map), indices = _joined(
-            [
-                (source_map, resolved(source_operands)),
-                (target_map, resolved(target_operands)),
-                (barrier_map, resolved(barrier_operands)),
-            ]
+            [_resolved(parser, i) for i in (source_indices, target_indices, barrier_indices)]
         )
         op = cls(src, source_map, dst, target_map, bar, barrier_map, indices, box, swizzle)
         op.attributes.update(attrs)

@@ -250,18 +250,32 @@ class BlockLanes(Lanes):
         return linear // (shape[0] * shape[1])
 
 
-class SharedArray:
+class _Array:
+    """What a kernel's named array (``kernel.shared``, ``kernel.local``) knows of itself."""
+
+    def __init__(self, op: kernel.SharedOp | kernel.LocalOp):
+        self.type = op.result.type
+        assert isinstance(self.type, MemRefType)
+        self.name = op.sym_name.data
+        self.shape = tuple(self.type.get_shape())
+        self.size = int(np.prod(self.shape))
+        self.strides = [int(np.prod(self.shape[k + 1 :])) for k in range(len(self.shape))]
+
+    def flat(self, indices: Sequence[np.ndarray]) -> Any:
+        total: Any = 0
+        for index, stride in zip(indices, self.strides, strict=True):
+            total = total + index * stride
+        return total
+
+
+class SharedArray(_Array):
     """One ``kernel.shared`` allocation for every block of a chunk, with the race
     checker's shadow state (see the module docstring)."""
 
     def __init__(self, op: kernel.SharedOp, blocks: int, warps: int):
-        type_ = op.result.type
-        assert isinstance(type_, MemRefType)
-        self.name = op.sym_name.data
-        self.shape = tuple(type_.get_shape())
-        size = int(np.prod(self.shape))
-        self.strides = [int(np.prod(self.shape[k + 1 :])) for k in range(len(self.shape))]
-        self.data = poisoned(type_).reshape(1, size).repeat(blocks, axis=0)
+        super().__init__(op)
+        size = self.size
+        self.data = poisoned(self.type).reshape(1, size).repeat(blocks, axis=0)
         self.w_epoch = np.full((blocks, size), -1, np.int64)
         self.w_thread = np.full((blocks, size), -1, np.int64)
         self.w_op = np.full((blocks, size), -1, np.int64)
@@ -275,12 +289,6 @@ class SharedArray:
         self.tma_slot = np.full((blocks, size), -1, np.int64)
         self.tma_phase = np.full((blocks, size), -1, np.int64)
 
-    def flat(self, indices: Sequence[np.ndarray]) -> Any:
-        total: Any = 0
-        for index, stride in zip(indices, self.strides, strict=True):
-            total = total + index * stride
-        return total
-
     def element(self, e: int) -> str:
         if not self.shape:
             return f'"{self.name}"'
@@ -288,21 +296,14 @@ class SharedArray:
         return f'"{self.name}"[{", ".join(str(int(i)) for i in at)}]'
 
 
-class LocalArray:
+class LocalArray(_Array):
     """One ``kernel.local`` allocation: an array of its own for every thread of the
     chunk's blocks, uninitialised (NaN). Private, so no race can involve it."""
 
     def __init__(self, op: kernel.LocalOp, lanes: tuple[int, int]):
-        type_ = op.result.type
-        assert isinstance(type_, MemRefType)
-        self.name = op.sym_name.data
-        self.shape = tuple(type_.get_shape())
-        size = int(np.prod(self.shape))
-        self.strides = [int(np.prod(self.shape[k + 1 :])) for k in range(len(self.shape))]
-        self.data = poisoned(type_).reshape(1, 1, size).repeat(lanes[0], 0).repeat(lanes[1], 1)
-
-    def flat(self, indices: Sequence[np.ndarray]) -> Any:
-        return sum((index * stride for index, stride in zip(indices, self.strides, strict=True)), 0)
+        super().__init__(op)
+        poison = poisoned(self.type).reshape(1, 1, self.size)
+        self.data = poison.repeat(lanes[0], 0).repeat(lanes[1], 1)
 
 
 class BlockSimt(Simt):

@@ -47,8 +47,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
-    IndexType,
-    IntegerAttr,
     MemRefType,
     ModuleOp,
 )
@@ -70,17 +68,11 @@ from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import combine_op
 from deplodock.dialects.tile import WARP
-from deplodock.passes.kernel.stage_fills import fill_loop, lower_buffered
+from deplodock.passes.kernel.stage_fills import fill_loop, index_constant, lower_buffered
 from deplodock.passes.tile.pipeline_k_outer import is_pipelined
 
 MAX_GRID_X = 2**31 - 1
 _D0 = AffineExpr.dimension(0)
-
-
-def _index(value: int, hint: str | None = None) -> arith.ConstantOp:
-    op = arith.ConstantOp(IntegerAttr(value, IndexType()))
-    op.result.name_hint = hint
-    return op
 
 
 def _product(values) -> int:
@@ -114,7 +106,7 @@ def _decompose(axes: list[_Axis], flat: SSAValue, total: int) -> list[Operation]
     ops: list[Operation] = []
     for axis in axes:
         if axis.extent == 1:
-            op: Operation = _index(0, axis.arg.name_hint)
+            op: Operation = index_constant(0, axis.arg.name_hint)
         elif len(axes) == 1 or (axis.stride == 1 and axis.extent == total):
             axis.arg.replace_all_uses_with(flat)
             continue
@@ -216,7 +208,7 @@ class _CombineLowering:
         smem = self._shared(base, warps, value.type)
         lane, warp = self.lane(), self.warp()
 
-        zero = _index(0, "c0")
+        zero = index_constant(0, "c0")
         is_lane0 = arith.CmpiOp(lane, zero.result, "eq")
         is_lane0.result.name_hint = "lane0"
         ops += [
@@ -366,7 +358,7 @@ def _lower_stage(
         if first:
             ops.append(kernel.BarrierOp())
     if tid is None:
-        zero = _index(0, "c0")
+        zero = index_constant(0, "c0")
         ops.append(zero)
         tid = zero.result
     fill = fill_loop(stage, shared.result, list(stage.indices), None, tid, threads, False)
@@ -385,7 +377,7 @@ class LowerLoopFor(RewritePattern):
     def match_and_rewrite(self, op: loop.ForOp, rewriter: PatternRewriter) -> None:
         if not _inside_kernel(op):
             return
-        start = _index(op.lower.data, f"c{op.lower.data}")
+        start = index_constant(op.lower.data, f"c{op.lower.data}")
         body = rewriter.move_region_contents_to_new_regions(op.body)
         new = kernel.ForOp(
             start.result, op.upper.data, 1, body, op.kinds, [r.type for r in op.results]

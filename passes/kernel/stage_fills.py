@@ -200,7 +200,8 @@ def _source_contiguous(stage, fill, source_map, origin_operands) -> bool:
         probe.erase()
 
 
-def _index(value: int, hint: str) -> arith.ConstantOp:
+def index_constant(value: int, hint: str | None = None) -> arith.ConstantOp:
+    """``arith.constant value : index`` named ``hint``."""
     op = arith.ConstantOp(IntegerAttr(value, IndexType()))
     op.result.name_hint = hint
     return op
@@ -284,7 +285,7 @@ def lower_buffered(
             [*fills(iv, current.result, False), kernel.BarrierOp()], InsertPoint.after(current)
         )
     elif mode == "prefetch":
-        zero = _index(0, "c0")
+        zero = index_constant(0, "c0")
         prologue = [zero, *fills(zero.result, zero.result, False), kernel.BarrierOp()]
         # The next chunk (chunk 0 again in the last iteration: loaded, stored to the buffer
         # no one reads any more, never used; cheaper than a guard around both halves).
@@ -303,14 +304,14 @@ def lower_buffered(
         rewriter.insert([next_chunk, next_buffer, *loads], InsertPoint.after(current))
         rewriter.insert([*stores, kernel.BarrierOp()], InsertPoint.before(body.last_op))
     else:
-        zero = _index(0, "c0")
+        zero = index_constant(0, "c0")
         prologue = [zero, *fills(zero.result, zero.result, True), kernel.CpAsyncCommitOp()]
         rewriter.insert(prologue, InsertPoint.before(for_op))
         following = apply_op(d0 + 1, [iv], "following")
         # The same value where the guard holds, and provably a chunk index everywhere.
         next_chunk = apply_op((d0 + 1) % chunks, [iv], f"{iv.name_hint or 'k'}_next")
         next_buffer = apply_op((d0 + 1) % 2, [iv], "buf_next")
-        bound = _index(chunks, f"c{chunks}")
+        bound = index_constant(chunks, f"c{chunks}")
         more = arith.CmpiOp(following.result, bound.result, "ult")
         more.result.name_hint = "more"
         then = Block()

@@ -30,7 +30,7 @@ or wrong expect_tx, a refill before every reader is done).
 from __future__ import annotations
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
+from xdsl.dialects.builtin import MemRefType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.pattern_rewriter import PatternRewriter
@@ -39,13 +39,7 @@ from xdsl.rewriter import InsertPoint
 from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.kernel import TMA_ALIGNMENT, swizzle_repeat
-from deplodock.passes.kernel.stage_fills import double_buffers
-
-
-def _index(value: int, hint: str) -> arith.ConstantOp:
-    op = arith.ConstantOp(IntegerAttr(value, IndexType()))
-    op.result.name_hint = hint
-    return op
+from deplodock.passes.kernel.stage_fills import double_buffers, index_constant
 
 
 def box_copies(
@@ -118,7 +112,7 @@ def lower_tma(
             ops.extend(box_copies(stage, shared, operands, buffer, bar.result))
         return ops
 
-    zero = _index(0, "c0")
+    zero = index_constant(0, "c0")
     lead = arith.CmpiOp(tid, zero.result, "eq")
     lead.result.name_hint = "lead"
     inits = [
@@ -136,7 +130,7 @@ def lower_tma(
     # The same value where the guard holds, and provably a chunk index everywhere.
     next_chunk = apply_op((d0 + 1) % chunks, [iv], f"{name}_next")
     next_buffer = apply_op((d0 + 1) % 2, [iv], "buf_next")
-    bound = _index(chunks, f"c{chunks}")
+    bound = index_constant(chunks, f"c{chunks}")
     more = arith.CmpiOp(following.result, bound.result, "ult")
     more.result.name_hint = "more"
     issuer = Block()
