@@ -10,6 +10,9 @@
 
 ``lower(module, to=...)`` runs the passes in order, verifying after each, and reports each
 step to an observer so the CLI can list passes (``-v``) or print a diff per pass (``-vv``).
+Unobserved, the passes from tileify to materialize, which rewrite each kernel on its own,
+run on one kernel of each structure, copied to the others under their names
+(``deplodock.lower_memo``: a whole model's decoder layers are lowered once).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from deplodock.dialects import make_context
+from deplodock.lower_memo import lower_each_kernel_once, memo_enabled
 from deplodock.passes import get_pass
 
 LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
@@ -118,12 +122,16 @@ def lower(
     observer: Observer | None = None,
     options: dict[str, ModulePass] | None = None,
     progress: Callable[[str, bool], None] | None = None,
+    memo: bool | None = None,
 ) -> ModuleOp:
     """Lower ``module`` in place to level ``to`` (``cuda`` stops at kernel; emit after).
 
     ``options`` maps a pass name to a configured instance, overriding its defaults.
     ``observer`` hears each step with the IR before and after (printing it costs seconds
     on a whole model); ``progress(name, done)`` only hears a pass start and end.
+    Without an observer, the per-kernel passes (tile level, materialize) lower one kernel
+    of each structure and copy it (``deplodock.lower_memo``); ``memo=False`` (or
+    ``DEPLODOCK_LOWER_MEMO=0``) lowers every kernel.
     """
     ctx = ctx or make_context()
     start = level_of(module)
@@ -131,20 +139,68 @@ def lower(
         raise ValueError(f"the program is already at the {start} level, below {to}")
     everything = passes_between("torch", "kernel")
     verifier = Verifier()
-    for name in passes_between(start, to):
-        index = everything.index(name) + 1  # numbered as in the full pipeline
-        pass_ = (options or {}).get(name) or get_pass(name)()
-        before = str(module) if observer else ""
-        if progress:
-            progress(name, False)
-        pass_.apply(ctx, module)
-        verifier.after_pass(module)
-        if progress:
-            progress(name, True)
-        if observer:
-            observer(PassStep(index, name, before, str(module), _notes(name, module), module))
+
+    def run(target: ModuleOp, names: list[str], hold: str | None = None) -> None:
+        for name in names:
+            index = everything.index(name) + 1  # numbered as in the full pipeline
+            pass_ = (options or {}).get(name) or get_pass(name)()
+            before = str(target) if observer else ""
+            if progress:
+                progress(name, False)
+            pass_.apply(ctx, target)
+            verifier.after_pass(target)
+            if progress and name != hold:
+                progress(name, True)
+            if observer:
+                observer(PassStep(index, name, before, str(target), _notes(name, target), target))
+
+    names = passes_between(start, to)
+    per_kernel = _per_kernel_tail(names, options) if observer is None and _memo(memo) else []
+    run(module, names[: len(names) - len(per_kernel)])
+    if per_kernel:
+        # The last pass ends once every kernel has its copy of its class's lowering.
+        last = per_kernel[-1]
+        if lower_each_kernel_once(module, lambda scratch: run(scratch, per_kernel, last)):
+            if progress:
+                progress(last, True)
+        else:
+            run(module, per_kernel)
     module.verify()
     return module
+
+
+def apply_passes(
+    module: ModuleOp, names: list[str], ctx: Context, memo: bool | None = None
+) -> None:
+    """Apply the passes ``names`` with their defaults (no verification between them); the
+    per-kernel ones to one kernel of each structure, copied (``lower_each_kernel_once``)."""
+    per_kernel = _per_kernel_tail(names) if _memo(memo) else []
+    for name in names[: len(names) - len(per_kernel)]:
+        get_pass(name)().apply(ctx, module)
+
+    def run(target: ModuleOp) -> None:
+        for name in per_kernel:
+            get_pass(name)().apply(ctx, target)
+
+    if per_kernel and not lower_each_kernel_once(module, run):
+        run(module)
+
+
+def _memo(memo: bool | None) -> bool:
+    return memo_enabled() if memo is None else memo
+
+
+def _per_kernel_tail(names: list[str], options: dict[str, ModulePass] | None = None) -> list[str]:
+    """The passes at the end of ``names`` that rewrite each kernel on its own (the tile
+    level's and materialize: ``lower_each_kernel_once`` may run them), unless an option
+    picks kernels by name (``chunk-reduce{kernels=..}``)."""
+    if any(getattr(p, "kernels", ()) for p in (options or {}).values()):
+        return []
+    per_kernel = {*PASSES_TO["tile"], *PASSES_TO["kernel"]}
+    first = len(names)
+    while first and names[first - 1] in per_kernel:
+        first -= 1
+    return names[first:]
 
 
 class Verifier:
@@ -187,6 +243,7 @@ def compile_fitting(
     rounds: int = 2,
     *,
     compile_module: Callable | None = None,
+    memo: bool | None = None,
 ):
     """Lower ``module`` to the kernel level and compile it with ``compile_module`` (the
     kernel-level module → an object with ``.resources[name].spills``, e.g. a
@@ -194,19 +251,19 @@ def compile_fitting(
     a fused kernel that spills registers is split at the tile level
     (``chunk-reduce{kernels=.. chunks=1}``: its reduction becomes a kernel of its own) and
     the program compiled again, up to ``rounds`` times. Returns (the kernel-level module,
-    the compiled object, the names of the kernels that were split)."""
+    the compiled object, the names of the kernels that were split). ``memo``: as in
+    ``lower``."""
     from deplodock.backends.cuda.emit import emit_cuda
 
     ctx = make_context()
-    lower(module, to="loop")
+    lower(module, to="loop", memo=memo)
     rest = passes_between("loop", "kernel")
     first, rest = rest[0], rest[1:]  # tileify: after it, kernels have only free axes
     get_pass(first)().apply(ctx, module)
     split: list[str] = []
     for _ in range(rounds + 1):
         lowered = module.clone()
-        for name in rest:
-            get_pass(name)().apply(ctx, lowered)
+        apply_passes(lowered, rest, ctx, memo=memo)
         lowered.verify()
         compiled = compile_module(lowered) if compile_module else compile_source(emit_cuda(lowered))
         spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]

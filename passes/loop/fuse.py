@@ -306,7 +306,7 @@ class FusionMemo:
     def kernel(self, kernel: KernelOp) -> _Facts:
         facts = self.facts.get(kernel)
         if facts is None:
-            shape, hints = _structure(kernel)
+            shape, hints = structure(kernel)
             facts = self.facts[kernel] = _Facts(
                 self.shapes.setdefault(shape, len(self.shapes)),
                 hints,
@@ -398,7 +398,7 @@ def _renaming(
 
 
 def _body_hints(kernel: KernelOp) -> tuple[tuple[str | None, bool], ...]:
-    """``_structure_hints``, each marked with whether it is a block argument."""
+    """``structure``'s hints, each marked with whether it is a block argument."""
     hints: list[tuple[str | None, bool]] = []
     for op in kernel.body.walk():
         hints.extend((r.name_hint, False) for r in op.results)
@@ -408,13 +408,17 @@ def _body_hints(kernel: KernelOp) -> tuple[tuple[str | None, bool], ...]:
     return tuple(hints)
 
 
-def _structure(kernel: KernelOp) -> tuple[tuple, tuple[str | None, ...]]:
-    """``kernel`` as a hashable tuple without names (values numbered in definition
-    order; neither the kernel's name nor its ``covers`` or ``fusion.refused``), and the
-    name hints of its inner values in the same order."""
+def structure(kernel: Operation) -> tuple[tuple, tuple[str | None, ...]]:
+    """``kernel`` (a ``loop.kernel``, or any kernel op: a body region and a ``sym_name``)
+    as a hashable tuple without names (values numbered in definition order; its op name
+    and properties but not ``sym_name``; not its own attributes, such as ``covers`` or
+    ``fusion.refused``; not locations), and the name hints of its inner values in the same
+    order. The key of the fusion memo here and of the lowering memo
+    (``deplodock.lower_memo``)."""
+    top = kernel.regions[0].block
     ids: dict[SSAValue, int] = {}
     hints: list[str | None] = []
-    for arg in kernel.body.block.args:
+    for arg in top.args:
         ids[arg] = len(ids)
 
     def block(b: Block) -> tuple:
@@ -437,9 +441,12 @@ def _structure(kernel: KernelOp) -> tuple[tuple, tuple[str | None, ...]]:
             tuple(tuple(block(b) for b in region.blocks) for region in o.regions),
         )
 
+    properties = tuple(sorted((k, v) for k, v in kernel.properties.items() if k != "sym_name"))
     body = (
-        tuple(a.type for a in kernel.body.block.args),
-        tuple(op_(o) for o in kernel.body.block.ops),
+        kernel.name,
+        properties,
+        tuple(a.type for a in top.args),
+        tuple(op_(o) for o in top.ops),
         kernel.result_types,
     )
     return body, tuple(hints)
