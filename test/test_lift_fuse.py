@@ -946,6 +946,16 @@ def refusals_of(module: ModuleOp) -> list[str]:
     return refusals(module)
 
 
+def _with_locations(module) -> str:
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    out = StringIO()
+    Printer(stream=out, print_debuginfo=True).print_op(module)
+    return out.getvalue()
+
+
 def test_memoised_fusion_equals_fusing_each_layer() -> None:
     """Fusing a two-layer TinyLlama with the memo (each pair of kernels whose structure
     was met before is answered by replaying the answer) gives the very program that
@@ -957,6 +967,8 @@ def test_memoised_fusion_equals_fusing_each_layer() -> None:
     memo = FusionMemo()
     assert fuse_module(once, memo=memo) == fuse_module(each, Fuse(memoise=False))
     assert str(once) == str(each)
+    # locations too: a replayed kernel's ops carry its own layer's torch ops
+    assert _with_locations(once) == _with_locations(each)
     assert memo.replayed > memo.computed  # the second layer (and repeats within one)
     # Replaying a parsed program too, whose value names carry per-layer suffixes.
     text = str(_lowered_model("tinyllama", layers=2, seq=16))

@@ -103,7 +103,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -279,6 +279,10 @@ class _Answer:
     body_hints: tuple[tuple[str | None, bool], ...] = ()
     """The fused kernel's ``_Facts.hints``, each with whether it is a loop variable (those
     keep their names in a replay)."""
+    body_locations: tuple[int | None, ...] = ()
+    """For each op of ``body`` (walk order), where its location came from: the position of
+    the op with that location among the pair's ops (``_pair_ops``); None: made by the
+    fusion itself, kept as it is."""
 
 
 @dataclass
@@ -368,7 +372,7 @@ class FusionMemo:
             assert answer.body is not None
             names = _renaming(answer.hints, hints)
             if names is not False:
-                fused = _replay(answer.body, names, producer, consumer)
+                fused = _replay(answer, names, producer, consumer)
                 self.replayed += 1
                 self._replayed(answer, fused, names)
                 return fused
@@ -379,9 +383,37 @@ class FusionMemo:
                 self.answers[key] = _Answer(result)
             else:
                 self.answers[key] = _Answer(
-                    None, result.body.clone(), hints, body_hints=_body_hints(result)
+                    None,
+                    result.body.clone(),
+                    hints,
+                    body_hints=_body_hints(result),
+                    body_locations=_location_sources(result, producer, consumer),
                 )
         return result
+
+
+def _pair_ops(producer: KernelOp, consumer: KernelOp) -> list[Operation]:
+    """The ops of a pair's bodies in walk order: two pairs of one key align op by op."""
+    return [*producer.body.walk(), *consumer.body.walk()]
+
+
+def _location_sources(
+    fused: KernelOp, producer: KernelOp, consumer: KernelOp
+) -> tuple[int | None, ...]:
+    """``_Answer.body_locations`` of a fused kernel made from the pair."""
+    where: dict[object, int] = {}
+    for i, op in enumerate(_pair_ops(producer, consumer)):
+        where.setdefault(_location_key(op.location), i)
+    return tuple(where.get(_location_key(op.location)) for op in fused.body.walk())
+
+
+def _location_key(location: Attribute) -> object:
+    """A dict key for a location (a fused location holds a list, which has no hash)."""
+    try:
+        hash(location)
+    except TypeError:
+        return str(location)
+    return location
 
 
 def _renaming(
@@ -473,6 +505,7 @@ def _clone_region(region: Region, mapper: dict[SSAValue, SSAValue], names: dict 
                 attributes=dict(op.attributes),
                 regions=[_clone_region(r, mapper, names) for r in op.regions],
             )
+            copy.location = op.location
             for a, b in zip(op.results, copy.results, strict=True):
                 b.name_hint = names.get(a.name_hint, a.name_hint) if names else a.name_hint
                 mapper[a] = b
@@ -481,11 +514,19 @@ def _clone_region(region: Region, mapper: dict[SSAValue, SSAValue], names: dict 
     return Region(blocks)
 
 
-def _replay(body: Region, names: dict | None, producer: KernelOp, consumer: KernelOp) -> KernelOp:
-    """The remembered fused ``body`` as this pair's kernel, named as fusing it would name
-    it: buffers as ``fused_inputs`` names them, values renamed through ``names``."""
+def _replay(
+    answer: _Answer, names: dict | None, producer: KernelOp, consumer: KernelOp
+) -> KernelOp:
+    """The remembered fused body as this pair's kernel, named as fusing it would name it:
+    buffers as ``fused_inputs`` names them, values renamed through ``names``, each op at
+    the location of the pair's op it came from."""
+    assert answer.body is not None
     inputs, hints = fused_inputs(consumer, producer)
-    region = _clone_region(body, {}, names)
+    region = _clone_region(answer.body, {}, names)
+    pair = _pair_ops(producer, consumer)
+    for op, source in zip(region.walk(), answer.body_locations, strict=True):
+        if source is not None:
+            op.location = pair[source].location
     for arg, hint in zip(region.block.args, hints, strict=True):
         arg.name_hint = hint
     fused = KernelOp(consumer.sym_name.data, inputs, consumer.result_types, region)
