@@ -875,7 +875,12 @@ class _BarrierOpBase(IRDLOperation):
     """``kernel.<op> %bar[index], N : memref<Kxi64>``: an op on one mbarrier of an array,
     with one integer (``VALUE``: the arrival count, the transaction bytes)."""
 
-    VALUE: ClassVar[str] = "count"
+    VALUE: ClassVar[str]
+    BOUNDS: ClassVar[tuple[int, int]]
+    """The values the hardware takes, inclusive."""
+    OUT_OF_BOUNDS: ClassVar[str]
+    """The verifier's message for a value outside ``BOUNDS`` (``{value}``, ``{low}``,
+    ``{high}`` filled in)."""
 
     barrier = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
@@ -892,6 +897,13 @@ class _BarrierOpBase(IRDLOperation):
     @property
     def value(self) -> int:
         return self.properties[self.VALUE].data  # type: ignore[attr-defined]
+
+    def verify_(self) -> None:
+        _check_mbarrier(self, self.barrier, self.map.data, self.indices)
+        low, high = self.BOUNDS
+        if not low <= self.value <= high:
+            message = self.OUT_OF_BOUNDS.format(value=self.value, low=low, high=high)
+            raise VerifyException(f"{self.name}: {message}")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -927,14 +939,10 @@ class MBarrierInitOp(_BarrierOpBase):
     name = "kernel.mbarrier_init"
     count = prop_def(IntAttr)
     VALUE: ClassVar[str] = "count"
-
-    def verify_(self) -> None:
-        _check_mbarrier(self, self.barrier, self.map.data, self.indices)
-        if not 1 <= self.count.data <= MAX_THREADS_PER_BLOCK:
-            raise VerifyException(
-                f"kernel.mbarrier_init: {self.count.data} arrivals a phase; a block has "
-                f"1 to {MAX_THREADS_PER_BLOCK} threads to arrive"
-            )
+    BOUNDS: ClassVar[tuple[int, int]] = (1, MAX_THREADS_PER_BLOCK)
+    OUT_OF_BOUNDS: ClassVar[str] = (
+        "{value} arrivals a phase; a block has {low} to {high} threads to arrive"
+    )
 
 
 @irdl_op_definition
@@ -946,14 +954,10 @@ class MBarrierArriveExpectTxOp(_BarrierOpBase):
     name = "kernel.mbarrier_arrive_expect_tx"
     bytes = prop_def(IntAttr)
     VALUE: ClassVar[str] = "bytes"
-
-    def verify_(self) -> None:
-        _check_mbarrier(self, self.barrier, self.map.data, self.indices)
-        if not 0 <= self.bytes.data <= TMA_MAX_TX_BYTES:
-            raise VerifyException(
-                f"kernel.mbarrier_arrive_expect_tx: {self.bytes.data} bytes; an mbarrier's "
-                f"transaction count holds 0 to {TMA_MAX_TX_BYTES}"
-            )
+    BOUNDS: ClassVar[tuple[int, int]] = (0, TMA_MAX_TX_BYTES)
+    OUT_OF_BOUNDS: ClassVar[str] = (
+        "{value} bytes; an mbarrier's transaction count holds {low} to {high}"
+    )
 
 
 @irdl_op_definition

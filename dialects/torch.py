@@ -423,7 +423,8 @@ def merge_locations(*locs: Attribute) -> LocationAttr:
         return UnknownLoc()
     if len(merged) == 1:
         return next(iter(merged.values())).location()
-    return FusedLoc([o.location() for o in merged.values()], NoneAttr())
+    # a tuple, as ArrayAttr keeps it: a list would leave the location unhashable
+    return FusedLoc(tuple(o.location() for o in merged.values()), NoneAttr())
 
 
 def printed_names(blocks: Iterable[Block]) -> dict[SSAValue, str]:

@@ -510,6 +510,22 @@ class _Importer:
         return results
 
 
+def export_module(
+    module: torch.nn.Module, inputs: tuple, name: str
+) -> torch.export.ExportedProgram:
+    """``torch.export.export(module, inputs, strict=False)`` under ``torch.no_grad()``: the
+    capture every frontend uses; a failure is a ``UserInputError`` naming ``name`` with the
+    first paragraph of torch's message."""
+    try:
+        with torch.no_grad():
+            return torch.export.export(module, inputs, strict=False)
+    except Exception as e:
+        message = str(e).strip().split("\n\n", 1)[0][:400]
+        raise UserInputError(
+            f"torch.export could not capture {name}: {type(e).__name__}: {message}"
+        ) from None
+
+
 def import_program(ep: torch.export.ExportedProgram, name: str = "forward") -> ImportedProgram:
     """Import an exported program as `func.func @<name>` in the torch dialect."""
     importer = _Importer(ep)

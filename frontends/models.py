@@ -428,16 +428,10 @@ def capture_model(
 ) -> CapturedModel:
     """Export a model (`part="model"`: input_ids → logits) or its first decoder layer
     (`part="layer"`: hidden states → hidden states) at sequence length `seq`."""
+    from deplodock.frontends.export import export_module
+
     built = model_program(name, layers=layers, seq=seq, part=part, device=device, seed=seed)
-    try:
-        with torch.no_grad():
-            program = torch.export.export(built.module.eval(), built.example_inputs, strict=False)
-    except Exception as e:
-        message = str(e).strip().split("\n\n", 1)[0][:400]
-        raise UserInputError(
-            f"torch.export could not capture {built.name}: {type(e).__name__}: {message}"
-        ) from None
-    built.program = program
+    built.program = export_module(built.module.eval(), built.example_inputs, built.name)
     return built
 
 

@@ -88,16 +88,10 @@ def capture(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.Module, A
                 f"example input {k} is a {type(leaf).__name__}: deplodock compiles "
                 "functions of tensors (bind other values with functools.partial)"
             )
+    from deplodock.frontends.export import export_module
+
     name = getattr(module_or_fn, "__name__", type(module).__name__)
-    try:
-        with torch.no_grad():
-            program = torch.export.export(module, tuple(example_inputs), strict=False)
-    except Exception as e:
-        message = str(e).strip().split("\n\n", 1)[0][:400]
-        raise UserInputError(
-            f"torch.export could not capture {name}: {type(e).__name__}: {message}"
-        ) from None
-    return module, program
+    return module, export_module(module, tuple(example_inputs), name)
 
 
 def _import(program) -> ModuleOp:

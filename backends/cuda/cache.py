@@ -45,10 +45,12 @@ from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 __all__ = [
     "CACHE_FORMAT",
     "CacheEntry",
+    "DiskCache",
     "KernelCache",
     "atomic_write",
     "cache_enabled",
@@ -104,12 +106,17 @@ def unit_key(source: str, arch: str, options: Sequence[str], nvrtc_version: tupl
     return hashlib.sha256(recipe.encode()).hexdigest()
 
 
-class KernelCache:
-    """Compiled units on disk under ``root`` (see the module docstring for the layout).
+class DiskCache:
+    """Entries on disk under ``root``, one file each at ``root/FOLDER/<key[:2]>/<key>SUFFIX``,
+    encoded by ``_encode`` and decoded by ``_decode`` (None, or raising, for a file that
+    does not check out: a miss, warned about, never an error). Writes are atomic
+    (``atomic_write``); an unwritable directory is warned about once and then cached
+    around. Thread-safe; the counters (``hits``, ``misses``, ``corrupt``, ``writes``) say
+    what this instance did."""
 
-    Thread-safe: units compile on a thread pool and each stores its own entry. The counters
-    (``hits``, ``misses``, ``corrupt``, ``writes``) say what this instance did.
-    """
+    FOLDER: ClassVar[str]
+    SUFFIX: ClassVar[str]
+    LABEL: ClassVar[str]  # how the warnings name the cache
 
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
@@ -118,12 +125,12 @@ class KernelCache:
         self._warned = False
 
     def __repr__(self) -> str:
-        return f"KernelCache({str(self.root)!r})"
+        return f"{type(self).__name__}({str(self.root)!r})"
 
     def path(self, key: str) -> Path:
-        return self.root / "kernels" / key[:2] / f"{key}.cubin"
+        return self.root / self.FOLDER / key[:2] / f"{key}{self.SUFFIX}"
 
-    def get(self, key: str) -> CacheEntry | None:
+    def get(self, key: str) -> Any:
         """The entry for ``key``, or None when there is none or it does not check out."""
         path = self.path(key)
         try:
@@ -131,29 +138,29 @@ class KernelCache:
         except OSError:  # no entry (the usual miss), or unreadable: compile it
             self._count("misses")
             return None
-        entry = _decode(key, data)
+        try:
+            entry = self._decode(key, data)
+        except Exception as error:  # anything off in a file is a miss, never a crash
+            log.debug("%s: %s does not decode: %r", self.LABEL, path, error)
+            entry = None
         if entry is None:
-            log.warning("deplodock cache: %s is damaged; compiling it again", path)
+            log.warning("%s: %s is damaged; compiling it again", self.LABEL, path)
             self._count("corrupt")
             self._count("misses")
             return None
         self._count("hits")
         return entry
 
-    def put(self, key: str, entry: CacheEntry) -> bool:
-        """Store ``entry`` atomically; False (warned once) when the directory is unwritable."""
+    def put(self, key: str, entry: Any) -> bool:
+        """Store ``entry`` atomically; False (warned once) when it cannot be written."""
         path = self.path(key)
-        meta = json.dumps({"symbol": entry.symbol, "log": entry.log}).encode()
-        body = meta + entry.cubin
-        digest = hashlib.sha256(key.encode() + body).digest()
-        header = _HEADER.pack(_MAGIC, CACHE_FORMAT, len(meta), len(entry.cubin), digest)
         try:
-            atomic_write(path, header + body, prefix=f".{key[:16]}.")
-        except OSError as error:
+            atomic_write(path, self._encode(key, entry), prefix=f".{key[:16]}.")
+        except (OSError, TypeError, ValueError, RuntimeError) as error:
             with self._lock:
                 warn, self._warned = not self._warned, True
             if warn:
-                log.warning("deplodock cache: cannot write to %s (%s); not caching", path, error)
+                log.warning("%s: cannot write to %s (%s); not caching", self.LABEL, path, error)
             return False
         self._count("writes")
         return True
@@ -161,6 +168,28 @@ class KernelCache:
     def _count(self, counter: str) -> None:
         with self._lock:
             setattr(self, counter, getattr(self, counter) + 1)
+
+    def _encode(self, key: str, entry: Any) -> bytes:
+        raise NotImplementedError
+
+    def _decode(self, key: str, data: bytes) -> Any:
+        raise NotImplementedError
+
+
+class KernelCache(DiskCache):
+    """Compiled units on disk under ``root`` (see the module docstring for the layout).
+    Units compile on a thread pool and each stores its own entry."""
+
+    FOLDER, SUFFIX, LABEL = "kernels", ".cubin", "deplodock cache"
+
+    def _encode(self, key: str, entry: CacheEntry) -> bytes:
+        meta = json.dumps({"symbol": entry.symbol, "log": entry.log}).encode()
+        body = meta + entry.cubin
+        digest = hashlib.sha256(key.encode() + body).digest()
+        return _HEADER.pack(_MAGIC, CACHE_FORMAT, len(meta), len(entry.cubin), digest) + body
+
+    def _decode(self, key: str, data: bytes) -> CacheEntry | None:
+        return _decode(key, data)
 
 
 def atomic_write(path: Path, data: bytes, prefix: str = ".") -> None:

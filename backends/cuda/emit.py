@@ -548,20 +548,27 @@ class _KernelEmitter:
     def block_id(self, op: kernel.BlockIdOp) -> None:
         self.define(op.result, f"blockIdx.{op.dim.data}")
 
-    def shared(self, op: kernel.SharedOp) -> None:
+    def _array(
+        self,
+        op: kernel.SharedOp | kernel.MBarrierOp | kernel.LocalOp,
+        fallback: str,
+        declaration: str,
+    ) -> None:
+        """Declare a named array: ``declaration`` with ``{name}`` and ``{count}`` filled in."""
         type_ = op.result.type
         assert isinstance(type_, MemRefType)
-        name = self._fresh(op.sym_name.data, "smem")
+        name = self._fresh(op.sym_name.data, fallback)
         self.names[op.result] = name
-        element = scalar_type(type_.element_type)
-        self.line(f"__shared__ __align__({op.alignment}) {element} {name}[{_numel(type_)}];")
+        self.line(declaration.format(name=name, count=_numel(type_)))
+
+    def shared(self, op: kernel.SharedOp) -> None:
+        element = scalar_type(op.result.type.element_type)  # type: ignore[attr-defined]
+        self._array(
+            op, "smem", f"__shared__ __align__({op.alignment}) {element} {{name}}[{{count}}];"
+        )
 
     def mbarrier(self, op: kernel.MBarrierOp) -> None:
-        type_ = op.result.type
-        assert isinstance(type_, MemRefType)
-        name = self._fresh(op.sym_name.data, "bar")
-        self.names[op.result] = name
-        self.line(f"__shared__ __align__(8) unsigned long long {name}[{_numel(type_)}];")
+        self._array(op, "bar", "__shared__ __align__(8) unsigned long long {name}[{count}];")
 
     def _shared_address(self, buffer: SSAValue, map: AffineMap, indices) -> str:
         return f"(unsigned)__cvta_generic_to_shared(&{self.access(buffer, map, indices)})"
@@ -620,12 +627,8 @@ class _KernelEmitter:
     def local(self, op: kernel.LocalOp) -> None:
         """A thread's own array: registers once its (unrolled) accesses use constant
         indices; aligned for its float4 accesses."""
-        type_ = op.result.type
-        assert isinstance(type_, MemRefType)
-        name = self._fresh(op.sym_name.data, "regs")
-        self.names[op.result] = name
-        element = scalar_type(type_.element_type)
-        self.line(f"__align__(16) {element} {name}[{_numel(type_)}];")
+        element = scalar_type(op.result.type.element_type)  # type: ignore[attr-defined]
+        self._array(op, "regs", f"__align__(16) {element} {{name}}[{{count}}];")
 
     def barrier(self, op: kernel.BarrierOp) -> None:
         self.line("__syncthreads();")

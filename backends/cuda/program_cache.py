@@ -58,7 +58,6 @@ import io
 import json
 import logging
 import struct
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -67,7 +66,7 @@ from typing import Any
 import torch
 import xdsl
 
-from .cache import atomic_write, cache_enabled, default_cache_dir
+from .cache import DiskCache, cache_enabled, default_cache_dir
 from .nvrtc import (
     CompiledKernels,
     CompiledModule,
@@ -185,59 +184,16 @@ class ProgramEntry:
         return CompiledProgram.restore(self.plan, self.kernels, self.inputs, self.kernel_names)
 
 
-class ProgramCache:
-    """Compiled programs on disk under ``root`` (see the module docstring for the layout).
+class ProgramCache(DiskCache):
+    """Compiled programs on disk under ``root`` (see the module docstring for the layout)."""
 
-    The counters (``hits``, ``misses``, ``corrupt``, ``writes``) say what this instance did.
-    """
+    FOLDER, SUFFIX, LABEL = "programs", ".prog", "deplodock program cache"
 
-    def __init__(self, root: str | Path):
-        self.root = Path(root)
-        self.hits = self.misses = self.corrupt = self.writes = 0
-        self._lock = threading.Lock()
+    def _encode(self, key: str, entry: ProgramEntry) -> bytes:
+        return _encode(key, entry)
 
-    def __repr__(self) -> str:
-        return f"ProgramCache({str(self.root)!r})"
-
-    def path(self, key: str) -> Path:
-        return self.root / "programs" / key[:2] / f"{key}.prog"
-
-    def get(self, key: str) -> ProgramEntry | None:
-        """The entry for ``key``, or None when there is none or it does not check out."""
-        path = self.path(key)
-        try:
-            data = path.read_bytes()
-        except OSError:  # no entry (the usual miss), or unreadable: compile it
-            self._count("misses")
-            return None
-        try:
-            entry = _decode(key, data)
-        except Exception as error:  # anything off in a file is a miss, never a crash
-            log.debug("deplodock program cache: %s does not decode: %r", path, error)
-            entry = None
-        if entry is None:
-            log.warning("deplodock program cache: %s is damaged; compiling again", path)
-            self._count("corrupt")
-            self._count("misses")
-            return None
-        self._count("hits")
-        return entry
-
-    def put(self, key: str, entry: ProgramEntry) -> bool:
-        """Store ``entry`` atomically; False (warned) when it cannot be written."""
-        path = self.path(key)
-        try:
-            data = _encode(key, entry)
-            atomic_write(path, data, prefix=f".{key[:16]}.")
-        except (OSError, TypeError, ValueError, RuntimeError) as error:
-            log.warning("deplodock program cache: cannot store %s (%s); not caching", path, error)
-            return False
-        self._count("writes")
-        return True
-
-    def _count(self, counter: str) -> None:
-        with self._lock:
-            setattr(self, counter, getattr(self, counter) + 1)
+    def _decode(self, key: str, data: bytes) -> ProgramEntry | None:
+        return _decode(key, data)
 
 
 def default_program_cache() -> ProgramCache | None:

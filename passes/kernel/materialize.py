@@ -42,6 +42,7 @@ wants them at the top level), one per combine.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -73,13 +74,6 @@ from deplodock.passes.tile.pipeline_k_outer import is_pipelined
 
 MAX_GRID_X = 2**31 - 1
 _D0 = AffineExpr.dimension(0)
-
-
-def _product(values) -> int:
-    out = 1
-    for v in values:
-        out *= v
-    return out
 
 
 @dataclass
@@ -259,8 +253,8 @@ class MaterializeKernel(RewritePattern):
             )
         threads_axes = _flatten([(a, e) for a, e, b in op.axes if b == "thread"])
         block_axes = _flatten([(a, e) for a, e, b in op.axes if b == "block"])
-        threads = _product(a.extent for a in threads_axes)
-        blocks = _product(a.extent for a in block_axes)
+        threads = math.prod(a.extent for a in threads_axes)
+        blocks = math.prod(a.extent for a in block_axes)
         if blocks > MAX_GRID_X:
             raise DiagnosticException(
                 f"materialize: @{op.sym_name.data} needs {blocks} blocks, more than the "

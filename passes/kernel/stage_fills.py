@@ -36,6 +36,7 @@ the buffer being read) behind every thread's reads of chunk ``k``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, scf
@@ -53,17 +54,10 @@ from deplodock.dialects.affine_syntax import apply_op
 FILL_VECTOR = 4  # elements a thread copies at once: one 16-byte access
 
 
-def _product(values) -> int:
-    total = 1
-    for v in values:
-        total *= v
-    return total
-
-
 def slab_indices(shape: Sequence[int], flat: AffineExpr) -> list[AffineExpr]:
     """Row-major indices of flat element ``flat`` of an array of ``shape``."""
     out: list[AffineExpr] = []
-    stride = _product(shape)
+    stride = math.prod(shape)
     for i, extent in enumerate(shape):
         stride //= extent
         expr = flat if stride == 1 else flat // stride
@@ -95,13 +89,6 @@ def _fill_maps(
     return source_map, AffineMap(len(operands), 0, tuple(target)), operands
 
 
-def _fill_for(stage: tile.StageOp, tid: SSAValue, threads: int, suffix: str = "") -> kernel.ForOp:
-    """The loop over a slab's flat elements, thread ``t`` taking ``t, t + T, ..``."""
-    fill = kernel.ForOp(tid, _product(stage.box_shape), threads)
-    fill.induction_var.name_hint = f"{stage.result.name_hint or 'slab'}_flat{suffix}"
-    return fill
-
-
 def fill_loop(
     stage: tile.StageOp,
     shared: SSAValue,
@@ -114,7 +101,8 @@ def fill_loop(
     """The loop copying ``stage``'s slab at the origin over ``origin_operands`` into
     ``shared`` (into its buffer ``buffer`` when double-buffered)."""
     name = stage.result.name_hint or "slab"
-    fill = _fill_for(stage, tid, threads)
+    fill = kernel.ForOp(tid, math.prod(stage.box_shape), threads)
+    fill.induction_var.name_hint = f"{name}_flat"
     source_map, target_map, operands = _fill_maps(
         stage, fill.induction_var, origin_operands, buffer
     )
@@ -154,38 +142,49 @@ def prefetch_loops(
     ``j * V + v``), so every slot index is a constant and the array lives in registers.
     Returns (the local array, the load half, the store half)."""
     name = stage.result.name_hint or "slab"
-    total = _product(stage.box_shape)
+    total = math.prod(stage.box_shape)
     vector = FILL_VECTOR if total % FILL_VECTOR == 0 else 1
     trips = -(-total // (vector * threads))
     element = stage.result.type.element_type  # type: ignore[attr-defined]
     local = kernel.LocalOp(f"{name}_regs", MemRefType(element, [trips * vector]))
     local.result.name_hint = f"{name}_regs"
     d0 = AffineExpr.dimension(0)
-    halves: tuple[list[Operation], list[Operation]] = ([], [])
+
+    def pass_loop(begin: SSAValue, suffix: str) -> kernel.ForOp:
+        fill = kernel.ForOp(begin, total, threads * trips)  # one iteration (or none)
+        fill.induction_var.name_hint = f"{name}_flat{suffix}"
+        if vector > 1:
+            fill.vector = IntAttr(vector)
+        return fill
+
+    loads: list[Operation] = []
+    stores: list[Operation] = []
     for j in range(trips):
         slot = AffineMap(1, 0, (d0 % vector + j * vector,))
-        start = apply_op(d0 + j * threads, [tid], f"{name}_pass{j}") if j else None
-        for half, suffix in zip(halves, ("", "_st"), strict=True):
-            begin = start.result if start is not None else tid
-            fill = kernel.ForOp(begin, total, threads * trips)
-            fill.induction_var.name_hint = f"{name}_flat{suffix}"
-            if vector > 1:
-                fill.vector = IntAttr(vector)
-            flat = fill.induction_var
-            source_map, target_map, operands = _fill_maps(stage, flat, origin_operands, buffer)
-            if suffix:
-                held = kernel.LoadOp(local.result, slot, [flat])
-                held.result.name_hint = f"{name}_r"
-                store = kernel.StoreOp(held.result, shared, target_map, operands)
-                fill.body.block.add_ops([held, store])
-            else:
-                load = kernel.LoadOp(stage.source, source_map, operands[: source_map.num_dims])
-                load.result.name_hint = f"{name}_v"
-                fill.body.block.add_ops(
-                    [load, kernel.StoreOp(load.result, local.result, slot, [flat])]
-                )
-            half.extend([start, fill] if start is not None and not suffix else [fill])
-    return local, *halves
+        begin = tid
+        if j:
+            start = apply_op(d0 + j * threads, [tid], f"{name}_pass{j}")
+            loads.append(start)
+            begin = start.result
+        load_loop = pass_loop(begin, "")
+        flat = load_loop.induction_var
+        source_map, _, operands = _fill_maps(stage, flat, origin_operands, buffer)
+        load = kernel.LoadOp(stage.source, source_map, operands[: source_map.num_dims])
+        load.result.name_hint = f"{name}_v"
+        load_loop.body.block.add_ops(
+            [load, kernel.StoreOp(load.result, local.result, slot, [flat])]
+        )
+        store_loop = pass_loop(begin, "_st")
+        flat = store_loop.induction_var
+        _, target_map, operands = _fill_maps(stage, flat, origin_operands, buffer)
+        held = kernel.LoadOp(local.result, slot, [flat])
+        held.result.name_hint = f"{name}_r"
+        store_loop.body.block.add_ops(
+            [held, kernel.StoreOp(held.result, shared, target_map, operands)]
+        )
+        loads.append(load_loop)
+        stores.append(store_loop)
+    return local, loads, stores
 
 
 def _source_contiguous(stage, fill, source_map, origin_operands) -> bool:

@@ -401,19 +401,10 @@ def _location_sources(
     fused: KernelOp, producer: KernelOp, consumer: KernelOp
 ) -> tuple[int | None, ...]:
     """``_Answer.body_locations`` of a fused kernel made from the pair."""
-    where: dict[object, int] = {}
+    where: dict[Attribute, int] = {}
     for i, op in enumerate(_pair_ops(producer, consumer)):
-        where.setdefault(_location_key(op.location), i)
-    return tuple(where.get(_location_key(op.location)) for op in fused.body.walk())
-
-
-def _location_key(location: Attribute) -> object:
-    """A dict key for a location (a fused location holds a list, which has no hash)."""
-    try:
-        hash(location)
-    except TypeError:
-        return str(location)
-    return location
+        where.setdefault(op.location, i)
+    return tuple(where.get(op.location) for op in fused.body.walk())
 
 
 def _renaming(
