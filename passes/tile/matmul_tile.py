@@ -63,28 +63,44 @@ class MatmulTile:
 
 CANDIDATES = (
     MatmulTile(8, 8, 16, 16, 8),  # 128 x 128: the most reuse
-    MatmulTile(4, 8, 16, 16, 8),  # 64 x 128
+    MatmulTile(8, 8, 16, 8, 8),  # 128 x 64, 128 threads: the 8 x 8 thread tile, finer grids
+    MatmulTile(8, 8, 8, 16, 8),  # 64 x 128, 128 threads
     MatmulTile(4, 4, 16, 16, 16),  # 64 x 64
     MatmulTile(4, 4, 8, 16, 16),  # 32 x 64, 128 threads
 )
 """Largest first. The K chunk is the one measured faster for the tile on the H200: 16 for
 the 4 x 4 tiles (square 1024: 128 -> 78 us; TinyLlama q_proj at S=128: 157 -> 71 us), 8
-for 8 x 8 (square 4096: 3551 -> 3030 us)."""
+for 8 x 8 (square 4096: 3551 -> 3030 us). The 128-thread 8 x 8 tiles (session 5) keep the
+big tile's FMAs per shared load with half its blocks' size: on the mid-size projections
+they beat 128 x 128 by 10-20% (TinyLlama gate at S=128: 106 -> 89 us)."""
+
+RESIDENT = {
+    (128, 128, 256): (2, 2),
+    (128, 64, 128): (3, 4),
+    (64, 128, 128): (3, 4),
+    (64, 64, 256): (2, 2),
+    (32, 64, 128): (4, 4),
+}
+"""Blocks of a tile an SM holds at once, by ``(block_m, block_n, threads)``: as NVRTC 13.0
+allocates registers (the 8 x 8 thread tile takes 127-129 registers in 256 threads, 141
+in 128; the 4 x 4 one 87-89), and when ``__launch_bounds__`` caps them at 128 a thread
+(``min_blocks_per_sm``). Only the 128-thread 8 x 8 tiles gain a block from the cap; for the
+others it was measured neutral or slower (session 5 probe)."""
 
 EFFICIENCY = {
     (128, 128): (0.60, 0.85),
-    (64, 128): (0.40, 0.44),
+    (128, 64): (0.45, 0.78, 0.85, 0.90),
+    (64, 128): (0.45, 0.78, 0.85, 0.90),
     (64, 64): (0.56, 0.60, 0.62),
     (32, 64): (0.25, 0.45, 0.50, 0.53),
 }
-"""Fraction of an SM's fp32 peak (cuBLAS's rate) a block tile reaches, by how many of its
-blocks share each SM (1, 2, ..; the last entry for more): a second resident block hides
-the latency the first one waits on. Fitted on the H200 (session 4) to a sweep of the
-generated kernels over block tile x K splits on 17 projection shapes of TinyLlama and
-Qwen2.5-7B (S = 32..512) and x @ w.T at 4096, with register prefetch: with ``K_OVERHEAD``
-and ``HBM_BYTES_PER_S`` below, the cheapest estimate is the fastest measured variant or
-within 3.4% of it on every shape (geomean 0.6% slower than the best of the sweep). The
-sweep, its data and the check: ``docs/bench/h200-2026-11-30-s4/matmul-sweep/``."""
+"""Fraction of an SM's fp32 peak (cuBLAS's rate) a block tile reaches with 1, 2, ..
+of its blocks resident on the SM (the last entry for more): a second resident block
+hides the latency the first one waits on. Fitted on the H200 to sweeps of the generated
+kernels over block tile x K splits on projection shapes of TinyLlama and Qwen2.5-7B
+(S = 32..512) and x @ w.T at 4096, with register prefetch (``K_OVERHEAD`` and
+``HBM_BYTES_PER_S`` fitted with it). The sweeps, their data and the check:
+``docs/bench/h200-2026-11-30-s4/matmul-sweep/``, ``docs/bench/h200-2026-11-30-s5/``."""
 
 SM_FLOPS = 51e12 / tile.NUM_SMS  # cuBLAS's fp32 GEMM rate on the H200, per SM
 HBM_BYTES_PER_S = 2.0e12  # what a partial-sum round trip streams at, fitted with the above
@@ -92,23 +108,42 @@ KERNEL_LAUNCH_S = 3e-6  # the combine kernel's launch and tail
 K_OVERHEAD = 32  # a block's fill of its first chunk and its epilogue, in K elements
 MIN_SPLIT_K = 128  # K a split keeps at least: 8+ chunks to pipeline over
 MAX_SPLITS = 32
+CAPPED_REGISTERS = 128  # a thread's registers when ``min_blocks_per_sm`` asks for more blocks
 
 
-def _efficiency(c: MatmulTile, blocks_per_sm: int) -> float:
-    """``EFFICIENCY`` of the block tile with ``blocks_per_sm`` of its blocks on each SM; a
-    tile never measured counts as the worst."""
+def _resident(c: MatmulTile) -> tuple[int, int]:
+    return RESIDENT.get((c.block_m, c.block_n, c.threads), (1, 1))
+
+
+def min_blocks_per_sm(c: MatmulTile, blocks: int) -> int:
+    """``__launch_bounds__``'s minimum blocks per SM for a grid of ``blocks`` blocks of
+    ``c``: the capped residency (``RESIDENT``, at ``CAPPED_REGISTERS``) when the grid has
+    more blocks than fit uncapped, else 1 (no cap). Measured on the H200 (session 5): with
+    896 blocks of 128 x 64 the cap made Qwen's down projection at S=128 486 -> 440 us;
+    with 352, which fit uncapped, it cost 1-4%."""
+    uncapped, capped = _resident(c)
+    return capped if capped > uncapped and blocks > uncapped * tile.NUM_SMS else 1
+
+
+def _efficiency(c: MatmulTile, resident: int) -> float:
+    """``EFFICIENCY`` of the block tile with ``resident`` of its blocks on each SM; a tile
+    never measured counts as the worst."""
     by_count = EFFICIENCY.get((c.block_m, c.block_n), (min(e[0] for e in EFFICIENCY.values()),))
-    return by_count[min(blocks_per_sm, len(by_count)) - 1]
+    return by_count[min(resident, len(by_count)) - 1]
 
 
 def estimate_seconds(c: MatmulTile, m: int, n: int, k: int, batch: int, splits: int) -> float:
-    """The cost model: the busiest SM's share of the FMAs (whole blocks: wave quantisation)
-    at the tile's efficiency for that many blocks per SM, plus, when K is split, writing
-    and re-reading the partial sums and one more launch."""
+    """The cost model: the busiest SM's blocks (whole blocks: wave quantisation), run as
+    many at a time as the SM holds (``RESIDENT``, after ``min_blocks_per_sm``), each round
+    at the tile's efficiency for its count; plus, when K is split, writing and re-reading
+    the partial sums and one more launch."""
     blocks = batch * splits * (m // c.block_m) * (n // c.block_n)
-    per_sm = -(-blocks // tile.NUM_SMS)
-    block_flops = 2 * c.block_m * c.block_n * (k // splits + K_OVERHEAD)
-    seconds = per_sm * block_flops / (SM_FLOPS * _efficiency(c, per_sm))
+    resident = max(_resident(c)[0], min_blocks_per_sm(c, blocks))
+    rounds, rest = divmod(-(-blocks // tile.NUM_SMS), resident)
+    block_s = 2 * c.block_m * c.block_n * (k // splits + K_OVERHEAD) / SM_FLOPS
+    seconds = rounds * resident * block_s / _efficiency(c, resident)
+    if rest:
+        seconds += rest * block_s / _efficiency(c, rest)
     if splits > 1:
         seconds += 2 * 4 * splits * batch * m * n / HBM_BYTES_PER_S + KERNEL_LAUNCH_S
     return seconds
@@ -167,6 +202,11 @@ def planned_tile_attr(choice: MatmulTile) -> DenseArrayBase:
     return DenseArrayBase.from_list(
         i64, [choice.tm, choice.tn, choice.threads_m, choice.threads_n, choice.bk]
     )
+
+
+MIN_BLOCKS = "min_blocks_per_sm"
+"""Attribute ``register-tile`` leaves beside ``block_tile``: ``min_blocks_per_sm``'s answer
+for the kernel's grid, the emitter's ``__launch_bounds__`` minimum."""
 
 
 def block_tile_of(kernel: tile.KernelOp) -> tuple[int, int, int] | None:

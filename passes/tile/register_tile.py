@@ -66,10 +66,11 @@ The rest of the matmul schedule is later passes: ``chunk-matmul-k`` (K in chunks
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
@@ -88,9 +89,11 @@ from deplodock.dialects.affine_syntax import apply_op
 from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
 from deplodock.passes.tile.matmul_tile import (
     BLOCK_TILE,
+    MIN_BLOCKS,
     MatmulTile,
     block_tile_attr,
     matmul_tile,
+    min_blocks_per_sm,
     planned_tile_of,
 )
 
@@ -332,6 +335,8 @@ class RegisterTileKernel(RewritePattern):
         tiled.attributes[ATTRIBUTE] = DenseArrayBase.from_list(i64, [tm, tn])
         if choice is not None:
             tiled.attributes[BLOCK_TILE] = block_tile_attr(choice)
+            blocks = math.prod(extents) // choice.threads
+            tiled.attributes[MIN_BLOCKS] = IntegerAttr(min_blocks_per_sm(choice, blocks), i64)
         rewriter.replace(op, tiled)
 
 

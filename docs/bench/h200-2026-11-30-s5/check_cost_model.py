@@ -1,0 +1,129 @@
+"""Fit the matmul cost model to a measured sweep, and check what it picks.
+
+    python docs/bench/h200-2026-11-30-s5/check_cost_model.py [sweep.json] [--fit]
+
+For each shape of the sweep (``sweep.py``, run on the H200), the variant the cost model
+(``deplodock.passes.tile.matmul_tile``) estimates cheapest among the measured ones with
+the candidates' own K chunk, against the fastest measured one; then the geomean of
+fastest/picked over the shapes. ``--fit`` first fits ``EFFICIENCY``, ``K_OVERHEAD`` and
+``HBM_BYTES_PER_S`` to the sweep (least squares on log time, coordinate descent) and
+prints the values to put in ``matmul_tile.py``.
+"""
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+from deplodock.passes.tile import matmul_tile as mt
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from sweep import shape_of  # noqa: E402
+
+VARIANT = re.compile(r"(\d+)x(\d+)t(\d+)k(\d+)_S(\d+)")
+
+
+def tile_of(variant: str) -> tuple[mt.MatmulTile, int] | None:
+    """The candidate a variant like ``128x64t128k8_S4`` ran, and its splits; None when the
+    variant's K chunk is not the candidate's."""
+    bm, bn, threads, bk, splits = map(int, VARIANT.match(variant).groups())
+    for c in mt.CANDIDATES:
+        if (c.block_m, c.block_n, c.threads, c.bk) == (bm, bn, threads, bk):
+            return c, splits
+    return None
+
+
+def measured_candidates(sweep: dict) -> dict[str, dict[str, float]]:
+    return {
+        name: {v: us for v, us in timings.items() if v != "cublas" and tile_of(v)}
+        for name, timings in sweep.items()
+    }
+
+
+def estimate_us(variant: str, name: str) -> float:
+    c, splits = tile_of(variant)
+    return 1e6 * mt.estimate_seconds(c, *shape_of(name), 1, splits)
+
+
+def log_error(data: dict[str, dict[str, float]]) -> float:
+    return sum(
+        math.log(estimate_us(v, name) / us) ** 2
+        for name, rows in data.items()
+        for v, us in rows.items()
+    )
+
+
+def fit(data: dict[str, dict[str, float]]) -> None:
+    """Coordinate descent on the model's constants (multiplicative steps, shrinking)."""
+
+    def knobs():
+        for key, values in mt.EFFICIENCY.items():
+            for i in range(len(values)):
+                yield ("eff", key, i)
+        yield ("K_OVERHEAD",)
+        yield ("HBM_BYTES_PER_S",)
+
+    def get(knob):
+        if knob[0] == "eff":
+            return mt.EFFICIENCY[knob[1]][knob[2]]
+        return getattr(mt, knob[0])
+
+    def put(knob, value):
+        if knob[0] == "eff":
+            values = list(mt.EFFICIENCY[knob[1]])
+            values[knob[2]] = value
+            mt.EFFICIENCY[knob[1]] = tuple(values)
+        else:
+            setattr(mt, knob[0], value)
+
+    step = 0.2
+    best = log_error(data)
+    while step > 0.005:
+        improved = False
+        for knob in knobs():
+            for factor in (1 + step, 1 / (1 + step)):
+                old = get(knob)
+                put(knob, old * factor)
+                error = log_error(data)
+                if error < best - 1e-9:
+                    best, improved = error, True
+                else:
+                    put(knob, old)
+        if not improved:
+            step /= 2
+    print("EFFICIENCY = {")
+    for key, values in mt.EFFICIENCY.items():
+        print(f"    {key}: ({', '.join(f'{v:.2f}' for v in values)}),")
+    print("}")
+    print(f"K_OVERHEAD = {mt.K_OVERHEAD:.0f}; HBM_BYTES_PER_S = {mt.HBM_BYTES_PER_S:.2e}")
+    print(f"rms log error {math.sqrt(best / sum(len(r) for r in data.values())):.3f}")
+
+
+def main(path: str, refit: bool) -> None:
+    sweep = json.loads(Path(path).read_text())
+    data = measured_candidates(sweep)
+    if refit:
+        fit(data)
+    total = 0.0
+    for name, measured in data.items():
+        pick = min(measured, key=lambda variant: estimate_us(variant, name))
+        best = min(measured, key=measured.get)
+        everything = {v: us for v, us in sweep[name].items() if v != "cublas"}
+        overall = min(everything, key=everything.get)
+        total += math.log(measured[best] / measured[pick])
+        cublas = sweep[name]["cublas"]
+        print(
+            f"{name:13s} picked {pick:20s} {measured[pick]:8.1f} us"
+            f" ({estimate_us(pick, name):7.1f} est)  fastest {best:20s} {measured[best]:8.1f}"
+            f"  any {overall:20s} {everything[overall]:8.1f}  cuBLAS {cublas:8.1f}"
+            f"  ratio {cublas / measured[pick]:.2f}"
+        )
+    geomean = math.exp(total / len(data))
+    print(f"picked / fastest, geomean over {len(data)} shapes: {geomean:.3f}")
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--fit"]
+    main(args[0] if args else str(HERE / "sweep.json"), "--fit" in sys.argv)
