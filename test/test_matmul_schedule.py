@@ -35,6 +35,7 @@ from deplodock.passes.tile.matmul_tile import (
     block_tile_of,
     matmul_plan,
     matmul_tile,
+    min_blocks_per_sm,
 )
 from deplodock.passes.tile.register_tile import register_tile_of
 from deplodock.pipeline import PASSES_TO, lower
@@ -65,6 +66,8 @@ SCHEDULE_OPTIONS = {
     "tma": {"tma-copy": {"enable": True}},
 }
 
+
+TILE_64X64 = {"tm": 4, "tn": 4, "threads_m": 16, "threads_n": 16}  # 64 x 64 blocks
 
 CORPUS = {
     # 32 x 64 block tiles (the cost model's pick for so few blocks), 4 x 4 per thread
@@ -141,19 +144,27 @@ CORPUS = {
     # K loop can be filled by TMA; each slab's 64-float rows land as two 128-byte boxes
     # (split-inner-for-swizzle)
     "tma": Program(
-        "torch.matmul(torch.randn(128,64).t(), torch.randn(128,64))", (4, 4), 2, schedule="tma"
+        "torch.matmul(torch.randn(128,64).t(), torch.randn(128,64))",
+        (4, 4),
+        2,
+        {"register-tile": TILE_64X64},
+        schedule="tma",
     ),
     # the same, the slabs swizzled (SWIZZLE_128B; the loads index with an xor)
     "tma_swizzle": Program(
         "torch.matmul(torch.randn(128,64).t(), torch.randn(128,64))",
         (4, 4),
         2,
-        {"split-inner-for-swizzle": {"swizzle": True}},
+        {"split-inner-for-swizzle": {"swizzle": True}, "register-tile": TILE_64X64},
         schedule="tma",
     ),
     # the same with block axes and K split over two blocks (the partial sums' kernel)
     "tma_split_k": Program(
-        "torch.matmul(torch.randn(256,128).t(), torch.randn(256,128))", (4, 4), 2, schedule="tma"
+        "torch.matmul(torch.randn(256,128).t(), torch.randn(256,128))",
+        (4, 4),
+        2,
+        {"register-tile": TILE_64X64},
+        schedule="tma",
     ),
     "seed_prologue": Program(
         "torch.relu(torch.matmul(torch.randn(64,128) + torch.randn(128), torch.randn(128,64)))",
@@ -498,20 +509,25 @@ def test_split_k() -> None:
 
 
 def test_cost_model() -> None:
+    tiles = [c.tile for c in CANDIDATES]
     # Big products take the biggest tile that still gives every SM a block.
-    assert matmul_tile(4096, 4096, 4096) == CANDIDATES[0]
+    assert matmul_tile(4096, 4096, 4096) == tiles[0]
     big = matmul_tile(512, 5632, 2048)  # every SM gets a block
     assert (512 // big.block_m) * (5632 // big.block_n) >= 132
-    # Fewer blocks than SMs and no split: a 64 x 64 tile (64 blocks at 0.56 of the peak
-    # beat 128 blocks of 32 x 64 at 0.25).
-    assert matmul_tile(128, 2048, 2048) == CANDIDATES[2]
-    # With splits allowed, the choices the H200 sweep measured fastest (session 4):
-    # TinyLlama down_proj at S=32 in 16 splits (63 -> 34 us), at S=128 128 x 128 tiles in
-    # 16 splits (two blocks per SM), q_proj at S=512 in 4.
-    assert matmul_plan(32, 2048, 5632) == (CANDIDATES[3], 16)
-    assert matmul_plan(128, 2048, 5632) == (CANDIDATES[0], 16)
-    assert matmul_plan(512, 2048, 2048) == (CANDIDATES[0], 4)
-    assert matmul_plan(4096, 4096, 4096) == (CANDIDATES[0], 1)
+    # The choices the H200 sweep measured fastest (session 5): TinyLlama down_proj at S=32
+    # in 16 splits of 32 x 64 (63 -> 34 us), at S=128 the 128-thread 128 x 64 tile with a
+    # K chunk of 16 in 8 splits; Qwen's down_proj at S=128 in 16 splits of the capped
+    # 64 x 128 tile (896 blocks: 4 an SM); 4096 in whole 128 x 128 tiles.
+    assert matmul_plan(32, 2048, 5632) == (tiles[6], 16)
+    assert matmul_plan(128, 2048, 5632) == (tiles[1], 8)
+    assert matmul_plan(128, 3584, 18944) == (tiles[4], 16)
+    assert matmul_plan(4096, 4096, 4096) == (tiles[0], 1)
+    # A capped tile only where its grid fills the block the cap makes room for.
+    for m, n, k in [(128, 5632, 2048), (512, 5632, 2048), (128, 3584, 18944), (32, 256, 64)]:
+        plan = matmul_plan(m, n, k)
+        blocks = plan[1] * (m // plan[0].block_m) * (n // plan[0].block_n)
+        assert min_blocks_per_sm(plan[0]) in (1, 4)
+        assert min_blocks_per_sm(plan[0]) == 1 or blocks > 3 * 132
     # Shapes no tile divides are left to the default schedule.
     assert matmul_tile(16, 16, 64) is None
     assert matmul_tile(128, 128, 4) is None

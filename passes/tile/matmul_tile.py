@@ -15,9 +15,11 @@ back partial sums. ``estimate_seconds`` prices each choice; the cheapest wins. S
 do not divide are never taken: the schedule has no guards, because a barrier under a
 guard would deadlock the block.
 
-Register budget: 8 x 8 accumulators plus a column and a row of operands are about 100
-registers a thread, under the 255 ``__launch_bounds__(256)`` allows; shared memory is
-``2 * BK * (BM + BN)`` floats a chunk (8 KB for 128 x 128 x 8), far under the 227 KB.
+Register budget: the 8 x 8 tile takes 127-159 registers a thread (64 accumulators, a
+column and a row of operands, the next chunk prefetched), under the 255 a thread may
+have; a *capped* candidate's ``__launch_bounds__`` asks for 4 blocks an SM, which holds it
+to 128 (``min_blocks_per_sm``). Shared memory is ``2 * BK * (BM + BN)`` floats a chunk
+(8 KB for 128 x 128 x 8), far under the 227 KB.
 
 The passes read the decision from the kernel: ``register-tile`` records it as the
 ``block_tile = array<i64: Tm, Tn, BK>`` attribute beside ``register_tile = array<i64: TM,
@@ -61,89 +63,81 @@ class MatmulTile:
         return self.threads_m * self.threads_n
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A block tile the cost model may choose, with what was measured of it on the H200."""
+
+    tile: MatmulTile
+    resident: int  # blocks of it an SM holds at once
+    capped: bool  # ``__launch_bounds__`` asks for ``resident`` blocks (128 registers a thread)
+    efficiency: tuple[float, ...]  # fraction of SM_FLOPS with 1, 2, .. blocks resident
+
+
 CANDIDATES = (
-    MatmulTile(8, 8, 16, 16, 8),  # 128 x 128: the most reuse
-    MatmulTile(8, 8, 16, 8, 8),  # 128 x 64, 128 threads: the 8 x 8 thread tile, finer grids
-    MatmulTile(8, 8, 8, 16, 8),  # 64 x 128, 128 threads
-    MatmulTile(4, 4, 16, 16, 16),  # 64 x 64
-    MatmulTile(4, 4, 8, 16, 16),  # 32 x 64, 128 threads
+    Candidate(MatmulTile(8, 8, 16, 16, 8), 2, False, (0.71, 0.91)),  # 128 x 128
+    Candidate(MatmulTile(8, 8, 16, 8, 16), 3, False, (0.72, 0.87, 0.90)),  # 128 x 64
+    Candidate(MatmulTile(8, 8, 8, 16, 16), 3, False, (0.72, 0.82, 0.89)),  # 64 x 128
+    Candidate(MatmulTile(8, 8, 16, 8, 8), 4, True, (0.58, 0.95, 0.98, 0.86)),  # 128 x 64
+    Candidate(MatmulTile(8, 8, 8, 16, 8), 4, True, (0.39, 0.89, 0.93, 0.90)),  # 64 x 128
+    Candidate(MatmulTile(4, 4, 16, 16, 16), 2, False, (0.53, 0.63)),  # 64 x 64
+    Candidate(MatmulTile(4, 4, 8, 16, 16), 4, False, (0.31, 0.46, 0.54, 0.59)),  # 32 x 64
 )
-"""Largest first. The K chunk is the one measured faster for the tile on the H200: 16 for
-the 4 x 4 tiles (square 1024: 128 -> 78 us; TinyLlama q_proj at S=128: 157 -> 71 us), 8
-for 8 x 8 (square 4096: 3551 -> 3030 us). The 128-thread 8 x 8 tiles (session 5) keep the
-big tile's FMAs per shared load with half its blocks' size: on the mid-size projections
-they beat 128 x 128 by 10-20% (TinyLlama gate at S=128: 106 -> 89 us)."""
+"""Largest first (ties go to the earlier). Each tile's K chunk is the one measured faster
+on the H200, with its residency as NVRTC 13.0 allocates registers:
 
-RESIDENT = {
-    (128, 128, 256): (2, 2),
-    (128, 64, 128): (3, 4),
-    (64, 128, 128): (3, 4),
-    (64, 64, 256): (2, 2),
-    (32, 64, 128): (4, 4),
-}
-"""Blocks of a tile an SM holds at once, by ``(block_m, block_n, threads)``: as NVRTC 13.0
-allocates registers (the 8 x 8 thread tile takes 127-129 registers in 256 threads, 141
-in 128; the 4 x 4 one 87-89), and when ``__launch_bounds__`` caps them at 128 a thread
-(``min_blocks_per_sm``). Only the 128-thread 8 x 8 tiles gain a block from the cap; for the
-others it was measured neutral or slower (session 5 probe)."""
+* 128 x 128 (8 x 8 a thread, 256 threads, 127-129 registers): 2 blocks an SM; a K chunk
+  of 16 was 7% slower than 8 (session 5 sweep).
+* 128 x 64 and 64 x 128 with the 8 x 8 thread tile in 128 threads (session 5): the big
+  tile's FMAs per shared load in blocks half its size, for the mid-size projections
+  (TinyLlama gate at S=128: 106 -> 82 us). Twice each: with a K chunk of 16 (159
+  registers, 3 blocks an SM), 17% faster than a chunk of 8 uncapped; and, for grids of
+  more blocks than that, capped at 128 registers for 4 blocks an SM, which a chunk of 16
+  cannot take without spilling (then 10% slower than 8), but a chunk of 8 can (Qwen down
+  at S=128: 486 -> 440 us against uncapped).
+* 64 x 64 and 32 x 64 (4 x 4 a thread, 87-95 registers): a chunk of 16 (square 1024:
+  128 -> 78 us; TinyLlama q_proj at S=128: 157 -> 71 us); a cap was measured slower.
 
-EFFICIENCY = {
-    (128, 128): (0.60, 0.85),
-    (128, 64): (0.45, 0.78, 0.85, 0.90),
-    (64, 128): (0.45, 0.78, 0.85, 0.90),
-    (64, 64): (0.56, 0.60, 0.62),
-    (32, 64): (0.25, 0.45, 0.50, 0.53),
-}
-"""Fraction of an SM's fp32 peak (cuBLAS's rate) a block tile reaches with 1, 2, ..
-of its blocks resident on the SM (the last entry for more): a second resident block
-hides the latency the first one waits on. Fitted on the H200 to sweeps of the generated
-kernels over block tile x K splits on projection shapes of TinyLlama and Qwen2.5-7B
-(S = 32..512) and x @ w.T at 4096, with register prefetch (``K_OVERHEAD`` and
-``HBM_BYTES_PER_S`` fitted with it). The sweeps, their data and the check:
-``docs/bench/h200-2026-11-30-s4/matmul-sweep/``, ``docs/bench/h200-2026-11-30-s5/``."""
+``efficiency``: the fraction of an SM's fp32 peak (cuBLAS's rate) the tile reaches with
+1, 2, .. of its blocks resident (the last entry for more): a second resident block hides
+the latency the first one waits on. Fitted (with ``K_OVERHEAD`` and ``HBM_BYTES_PER_S``)
+to a sweep of the generated kernels over block tile x K chunk x K splits on the projection
+shapes of TinyLlama and Qwen2.5-7B (S = 32..512) and the 4096 products; the sweep, its
+data and the fit: ``docs/bench/h200-2026-11-30-s5/`` (``check_cost_model.py --fit``)."""
 
 SM_FLOPS = 51e12 / tile.NUM_SMS  # cuBLAS's fp32 GEMM rate on the H200, per SM
-HBM_BYTES_PER_S = 2.0e12  # what a partial-sum round trip streams at, fitted with the above
+HBM_BYTES_PER_S = 2.46e12  # what a partial-sum round trip streams at, fitted with the above
 KERNEL_LAUNCH_S = 3e-6  # the combine kernel's launch and tail
-K_OVERHEAD = 32  # a block's fill of its first chunk and its epilogue, in K elements
+K_OVERHEAD = 14  # a block's fill of its first chunk and its epilogue, in K elements
 MIN_SPLIT_K = 128  # K a split keeps at least: 8+ chunks to pipeline over
 MAX_SPLITS = 32
-CAPPED_REGISTERS = 128  # a thread's registers when ``min_blocks_per_sm`` asks for more blocks
 
 
-def _resident(c: MatmulTile) -> tuple[int, int]:
-    return RESIDENT.get((c.block_m, c.block_n, c.threads), (1, 1))
+def candidate_of(choice: MatmulTile) -> Candidate | None:
+    return next((c for c in CANDIDATES if c.tile == choice), None)
 
 
-def min_blocks_per_sm(c: MatmulTile, blocks: int) -> int:
-    """``__launch_bounds__``'s minimum blocks per SM for a grid of ``blocks`` blocks of
-    ``c``: the capped residency (``RESIDENT``, at ``CAPPED_REGISTERS``) when the grid has
-    more blocks than fit uncapped, else 1 (no cap). Measured on the H200 (session 5): with
-    896 blocks of 128 x 64 the cap made Qwen's down projection at S=128 486 -> 440 us;
-    with 352, which fit uncapped, it cost 1-4%."""
-    uncapped, capped = _resident(c)
-    return capped if capped > uncapped and blocks > uncapped * tile.NUM_SMS else 1
+def min_blocks_per_sm(choice: MatmulTile) -> int:
+    """``__launch_bounds__``'s minimum blocks per SM for a kernel of the tile: the
+    candidate's residency when it is capped, else 1 (no cap; a tile an option gave)."""
+    c = candidate_of(choice)
+    return c.resident if c is not None and c.capped else 1
 
 
-def _efficiency(c: MatmulTile, resident: int) -> float:
-    """``EFFICIENCY`` of the block tile with ``resident`` of its blocks on each SM; a tile
-    never measured counts as the worst."""
-    by_count = EFFICIENCY.get((c.block_m, c.block_n), (min(e[0] for e in EFFICIENCY.values()),))
-    return by_count[min(resident, len(by_count)) - 1]
+def estimate_seconds(c: Candidate, m: int, n: int, k: int, batch: int, splits: int) -> float:
+    """The cost model: the busiest SM's blocks (whole blocks: wave quantisation), run
+    ``c.resident`` at a time, each round at the tile's efficiency for its count; plus, when
+    K is split, writing and re-reading the partial sums and one more launch."""
+    t = c.tile
+    blocks = batch * splits * (m // t.block_m) * (n // t.block_n)
+    rounds, rest = divmod(-(-blocks // tile.NUM_SMS), c.resident)
+    block_s = 2 * t.block_m * t.block_n * (k // splits + K_OVERHEAD) / SM_FLOPS
 
+    def efficiency(resident: int) -> float:
+        return c.efficiency[min(resident, len(c.efficiency)) - 1]
 
-def estimate_seconds(c: MatmulTile, m: int, n: int, k: int, batch: int, splits: int) -> float:
-    """The cost model: the busiest SM's blocks (whole blocks: wave quantisation), run as
-    many at a time as the SM holds (``RESIDENT``, after ``min_blocks_per_sm``), each round
-    at the tile's efficiency for its count; plus, when K is split, writing and re-reading
-    the partial sums and one more launch."""
-    blocks = batch * splits * (m // c.block_m) * (n // c.block_n)
-    resident = max(_resident(c)[0], min_blocks_per_sm(c, blocks))
-    rounds, rest = divmod(-(-blocks // tile.NUM_SMS), resident)
-    block_s = 2 * c.block_m * c.block_n * (k // splits + K_OVERHEAD) / SM_FLOPS
-    seconds = rounds * resident * block_s / _efficiency(c, resident)
+    seconds = rounds * c.resident * block_s / efficiency(c.resident)
     if rest:
-        seconds += rest * block_s / _efficiency(c, rest)
+        seconds += rest * block_s / efficiency(rest)
     if splits > 1:
         seconds += 2 * 4 * splits * batch * m * n / HBM_BYTES_PER_S + KERNEL_LAUNCH_S
     return seconds
@@ -161,6 +155,13 @@ def _fits(c: MatmulTile, m: int, n: int, k: int, splits: int) -> bool:
     )
 
 
+def _fills(c: Candidate, m: int, n: int, batch: int) -> bool:
+    """A capped candidate only for a grid that fills the block its cap makes room for:
+    with fewer blocks the cap only costs (1-4% measured, session 5)."""
+    blocks = batch * (m // c.tile.block_m) * (n // c.tile.block_n)
+    return not c.capped or blocks > (c.resident - 1) * tile.NUM_SMS
+
+
 def matmul_plan(
     m: int, n: int, k: int, batch: int = 1, split: bool = True
 ) -> tuple[MatmulTile, int] | None:
@@ -172,8 +173,8 @@ def matmul_plan(
     for rank, c in enumerate(CANDIDATES):
         splits = 1
         while splits <= (MAX_SPLITS if split else 1):
-            if _fits(c, m, n, k, splits):
-                key = (estimate_seconds(c, m, n, k, batch, splits), rank, c, splits)
+            if _fits(c.tile, m, n, k, splits) and _fills(c, m, n, batch * splits):
+                key = (estimate_seconds(c, m, n, k, batch, splits), rank, c.tile, splits)
                 if best is None or key[:2] < best[:2]:
                     best = key
             splits *= 2
@@ -205,8 +206,8 @@ def planned_tile_attr(choice: MatmulTile) -> DenseArrayBase:
 
 
 MIN_BLOCKS = "min_blocks_per_sm"
-"""Attribute ``register-tile`` leaves beside ``block_tile``: ``min_blocks_per_sm``'s answer
-for the kernel's grid, the emitter's ``__launch_bounds__`` minimum."""
+"""Attribute ``register-tile`` leaves beside ``block_tile``: ``min_blocks_per_sm``'s answer,
+the emitter's ``__launch_bounds__`` minimum."""
 
 
 def block_tile_of(kernel: tile.KernelOp) -> tuple[int, int, int] | None:

@@ -66,7 +66,6 @@ The rest of the matmul schedule is later passes: ``chunk-matmul-k`` (K in chunks
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -335,8 +334,7 @@ class RegisterTileKernel(RewritePattern):
         tiled.attributes[ATTRIBUTE] = DenseArrayBase.from_list(i64, [tm, tn])
         if choice is not None:
             tiled.attributes[BLOCK_TILE] = block_tile_attr(choice)
-            blocks = math.prod(extents) // choice.threads
-            tiled.attributes[MIN_BLOCKS] = IntegerAttr(min_blocks_per_sm(choice, blocks), i64)
+            tiled.attributes[MIN_BLOCKS] = IntegerAttr(min_blocks_per_sm(choice), i64)
         rewriter.replace(op, tiled)
 
 

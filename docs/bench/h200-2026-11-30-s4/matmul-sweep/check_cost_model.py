@@ -5,6 +5,11 @@
 For each shape of the sweep (``sweep.py``, run on the H200: every block tile x K split of
 the generated kernel for ``x @ w.T``), the variant the cost model estimates cheapest
 against the fastest measured one; then the geomean of best/picked over the shapes.
+
+It checks the cost model of session 4 (fa68a74: ``git worktree add /tmp/s4 fa68a74`` and
+run it there). Session 5 changed the candidates (a ``64x128k8`` variant here is a 4 x 8
+thread tile, there an 8 x 8 one), so the current model's record is
+``docs/bench/h200-2026-11-30-s5/check_cost_model.py`` with that session's sweep.
 """
 
 import json
@@ -28,6 +33,8 @@ def estimate(variant: str, m: int, n: int, k: int) -> float:
 
 
 def main(path: str) -> None:
+    if not hasattr(mt, "EFFICIENCY"):
+        sys.exit("this checks session 4's cost model (fa68a74); see the module docstring")
     sweep = json.loads(Path(path).read_text())
     total = 0.0
     for name, shape in SHAPES.items():
