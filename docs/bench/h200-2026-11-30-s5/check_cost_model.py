@@ -6,9 +6,8 @@ For each shape of the sweep (``sweep.py``, run on the H200), the variant the cos
 (``deplodock.passes.tile.matmul_tile``) estimates cheapest among the measured ones with
 the candidates' own K chunk, against the fastest measured one; then the geomean of
 fastest/picked over the shapes. ``--fit`` first fits each candidate's ``efficiency``,
-``K_OVERHEAD`` and
-``HBM_BYTES_PER_S`` to the sweep (least squares on log time plus the picks' loss, coordinate descent) and
-prints the values to put in ``matmul_tile.py``.
+``K_OVERHEAD`` and ``HBM_BYTES_PER_S`` to the sweep (least squares on log time plus the
+picks' loss, coordinate descent) and prints the values to put in ``matmul_tile.py``.
 """
 
 import dataclasses
