@@ -71,14 +71,15 @@ class Candidate:
     resident: int  # blocks of it an SM holds at once
     capped: bool  # ``__launch_bounds__`` asks for ``resident`` blocks (128 registers a thread)
     efficiency: tuple[float, ...]  # fraction of SM_FLOPS with 1, 2, .. blocks resident
+    batched: bool = True  # also for batched products (attention's); see CANDIDATES
 
 
 CANDIDATES = (
     Candidate(MatmulTile(8, 8, 16, 16, 8), 2, False, (0.71, 0.91)),  # 128 x 128
-    Candidate(MatmulTile(8, 8, 16, 8, 16), 3, False, (0.72, 0.87, 0.90)),  # 128 x 64
-    Candidate(MatmulTile(8, 8, 8, 16, 16), 3, False, (0.72, 0.82, 0.89)),  # 64 x 128
-    Candidate(MatmulTile(8, 8, 16, 8, 8), 4, True, (0.58, 0.95, 0.98, 0.86)),  # 128 x 64
-    Candidate(MatmulTile(8, 8, 8, 16, 8), 4, True, (0.39, 0.89, 0.93, 0.90)),  # 64 x 128
+    Candidate(MatmulTile(8, 8, 16, 8, 16), 3, False, (0.72, 0.87, 0.90), False),  # 128 x 64
+    Candidate(MatmulTile(8, 8, 8, 16, 16), 3, False, (0.72, 0.82, 0.89), False),  # 64 x 128
+    Candidate(MatmulTile(8, 8, 16, 8, 8), 4, True, (0.58, 0.95, 0.98, 0.86), False),  # 128 x 64
+    Candidate(MatmulTile(8, 8, 8, 16, 8), 4, True, (0.39, 0.89, 0.93, 0.90), False),  # 64 x 128
     Candidate(MatmulTile(4, 4, 16, 16, 16), 2, False, (0.53, 0.63)),  # 64 x 64
     Candidate(MatmulTile(4, 4, 8, 16, 16), 4, False, (0.31, 0.46, 0.54, 0.59)),  # 32 x 64
 )
@@ -93,7 +94,9 @@ on the H200, with its residency as NVRTC 13.0 allocates registers:
   registers, 3 blocks an SM), 17% faster than a chunk of 8 uncapped; and, for grids of
   more blocks than that, capped at 128 registers for 4 blocks an SM, which a chunk of 16
   cannot take without spilling (then 10% slower than 8), but a chunk of 8 can (Qwen down
-  at S=128: 486 -> 440 us against uncapped).
+  at S=128: 486 -> 440 us against uncapped). Only for unbatched products (``batched``):
+  they were measured on projections, and attention's batched products at S=512 got
+  slower with them (Qwen's decoder layer 6.6 -> 9.7 ms).
 * 64 x 64 and 32 x 64 (4 x 4 a thread, 87-95 registers): a chunk of 16 (square 1024:
   128 -> 78 us; TinyLlama q_proj at S=128: 157 -> 71 us); a cap was measured slower.
 
@@ -173,7 +176,11 @@ def matmul_plan(
     for rank, c in enumerate(CANDIDATES):
         splits = 1
         while splits <= (MAX_SPLITS if split else 1):
-            if _fits(c.tile, m, n, k, splits) and _fills(c, m, n, batch * splits):
+            if (
+                (c.batched or batch == 1)
+                and _fits(c.tile, m, n, k, splits)
+                and _fills(c, m, n, batch * splits)
+            ):
                 key = (estimate_seconds(c, m, n, k, batch, splits), rank, c.tile, splits)
                 if best is None or key[:2] < best[:2]:
                     best = key

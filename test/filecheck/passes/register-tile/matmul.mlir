@@ -95,9 +95,11 @@ func.func @linear(%x: tensor<1x128x256xf32>, %x1: tensor<512x256xf32>) -> tensor
 // MODEL-LABEL: func.func @seed
 // MODEL:       tile.kernel @k_relu axes(%a0 : 8 = free, %a1 : 8 = free)
 // MODEL-NOT:   register_tile
+// The cost model's tile for 128 x 512 (K 256, no split here): 32 x 64 blocks of 8 x 16
+// threads, 4 x 4 each, and no launch-bounds cap (min_blocks_per_sm = 1).
 // MODEL-LABEL: func.func @linear
 // MODEL:       tile.kernel @k_linear axes(%a0_g : 32 = free, %a1_g : 128 = free)
-// MODEL-SAME:  register_tile = array<i64: 4, 4>, block_tile = array<i64: 16, 16, 16>
+// MODEL-SAME:  register_tile = array<i64: 4, 4>, block_tile = array<i64: 8, 16, 16>, min_blocks_per_sm = 1 : i64
 // MODEL:       %a1_c3 = affine.apply affine_map<(d0) -> (((d0 * 4) + 3))> (%a1_g)
 // MODEL-NEXT:  %linear_r0c0, {{.*}}, %linear_r3c3 = loop.for %a2 = 0 to 256 reduce(add, {{.*}}) -> (f32, {{.*}}) {
 // MODEL-NEXT:    %in_r0 = loop.load %x_b[0, %a0_r0, %a2] : memref<1x128x256xf32>
