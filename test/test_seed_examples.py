@@ -96,14 +96,8 @@ def test_deplo_opt_runs_remaining_passes(tmp_path: Path, cuda_source, seed) -> N
     opt = str(local) if local.exists() else shutil.which("deplo-opt")
     assert opt, "deplo-opt is not installed"
     result = subprocess.run(
-        [
-            opt,
-            str(loop_file),
-            "-p",
-            ",".join((*PASSES_TO["tile"], *PASSES_TO["kernel"])),
-            "-t",
-            "cuda",
-        ],
+        [opt, str(loop_file), "-p", ",".join((*PASSES_TO["tile"], *PASSES_TO["kernel"])),
+         "-t", "cuda"],
         capture_output=True,
         text=True,
     )

@@ -76,6 +76,7 @@ CHUNKED = tuple(
 )
 
 
+
 def _parse(text: str) -> ModuleOp:
     return Parser(make_context(), text).parse_module()
 

@@ -151,13 +151,8 @@ class _Kernel:
     def block(self) -> Block:
         return self.op.body.block
 
-    def loop(
-        self,
-        parent: Block,
-        extent: int,
-        reduce: str | None = None,
-        result_type: Attribute | None = None,
-    ) -> ForOp:
+    def loop(self, parent: Block, extent: int, reduce: str | None = None,
+             result_type: Attribute | None = None) -> ForOp:
         """Append a loop (free, or reduce of ``reduce`` kind) with the next iv name."""
         if reduce is None:
             loop = ForOp(0, extent)

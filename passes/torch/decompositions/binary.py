@@ -14,18 +14,12 @@ from deplodock.dialects.torch import AtenOp
 from deplodock.passes.torch.decompositions.common import Body, Decomposition, Emitter
 
 _KINDS = {
-    "add.Tensor": "add",
-    "add.Scalar": "add",
-    "sub.Tensor": "sub",
-    "sub.Scalar": "sub",
-    "rsub.Tensor": "sub",
-    "rsub.Scalar": "sub",
-    "mul.Tensor": "mul",
-    "mul.Scalar": "mul",
-    "div.Tensor": "div",
-    "div.Scalar": "div",
-    "maximum.default": "max",
-    "minimum.default": "min",
+    "add.Tensor": "add", "add.Scalar": "add",
+    "sub.Tensor": "sub", "sub.Scalar": "sub",
+    "rsub.Tensor": "sub", "rsub.Scalar": "sub",
+    "mul.Tensor": "mul", "mul.Scalar": "mul",
+    "div.Tensor": "div", "div.Scalar": "div",
+    "maximum.default": "max", "minimum.default": "min",
     "pow.Tensor_Tensor": "pow",
 }
 

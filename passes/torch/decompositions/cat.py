@@ -38,15 +38,11 @@ from deplodock.passes.torch.decompositions.common import (
 
 
 def concat(
-    emit: Emitter,
-    inputs: Sequence[SSAValue],
-    dim: int,
-    shape: Sequence[int],
-    element: Attribute,
-    name: str | None = None,
+    emit: Emitter, inputs: Sequence[SSAValue], dim: int, shape: Sequence[int],
+    element: Attribute, name: str | None = None,
 ) -> SSAValue:
     """`inputs` concatenated along `dim` into `shape`, with elements of type `element`."""
-    parts = [v for v in inputs if shape_of(v)[dim : dim + 1] not in ((0,), ())]
+    parts = [v for v in inputs if shape_of(v)[dim:dim + 1] not in ((0,), ())]
     if any(len(shape_of(v)) != len(shape) for v in parts):
         raise Unsupported(f"cat of ranks {[len(shape_of(v)) for v in parts]} into {len(shape)}")
     offsets = [0]

@@ -102,26 +102,15 @@ def normalize_dims(dims: object, rank: int) -> list[int]:
 # ---------------------------------------------------------------------- map bodies
 
 _FLOAT_BINARY: dict[str, type[Operation]] = {
-    "add": arith.AddfOp,
-    "sub": arith.SubfOp,
-    "mul": arith.MulfOp,
-    "div": arith.DivfOp,
-    "max": arith.MaximumfOp,
-    "min": arith.MinimumfOp,
-    "pow": math.PowFOp,
+    "add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
+    "max": arith.MaximumfOp, "min": arith.MinimumfOp, "pow": math.PowFOp,
 }
 _BOOL_BINARY: dict[str, type[Operation]] = {
-    "add": arith.OrIOp,
-    "mul": arith.AndIOp,
-    "max": arith.OrIOp,
-    "min": arith.AndIOp,
+    "add": arith.OrIOp, "mul": arith.AndIOp, "max": arith.OrIOp, "min": arith.AndIOp,
 }
 _INT_BINARY: dict[str, type[Operation]] = {
-    "add": arith.AddiOp,
-    "sub": arith.SubiOp,
-    "mul": arith.MuliOp,
-    "max": arith.MaxSIOp,
-    "min": arith.MinSIOp,
+    "add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
+    "max": arith.MaxSIOp, "min": arith.MinSIOp,
 }
 
 

@@ -26,16 +26,10 @@ from deplodock.passes.torch.decompositions.common import (
 
 # overload -> the schema name of the fill value, or the value itself
 _FILLS: dict[str, str | int] = {
-    "full.default": "fill_value",
-    "new_full.default": "fill_value",
-    "full_like.default": "fill_value",
-    "scalar_tensor.default": "s",
-    "ones.default": 1,
-    "new_ones.default": 1,
-    "ones_like.default": 1,
-    "zeros.default": 0,
-    "new_zeros.default": 0,
-    "zeros_like.default": 0,
+    "full.default": "fill_value", "new_full.default": "fill_value",
+    "full_like.default": "fill_value", "scalar_tensor.default": "s",
+    "ones.default": 1, "new_ones.default": 1, "ones_like.default": 1,
+    "zeros.default": 0, "new_zeros.default": 0, "zeros_like.default": 0,
 }
 _ARANGE = ("arange.default", "arange.start", "arange.start_step")
 

@@ -65,9 +65,7 @@ class MatMul(Decomposition):
         b_b = emit.index_map(b, _operand_map(sb, batch, b_axes, len(space)), space)
         acc = accumulator_type(emit.element)
         prod = emit.map(
-            [a_b, b_b],
-            acc,
-            lambda bd, x, y: bd.binary("mul", bd.cast(x, acc), bd.cast(y, acc)),
+            [a_b, b_b], acc, lambda bd, x, y: bd.binary("mul", bd.cast(x, acc), bd.cast(y, acc)),
             name="prod",
         )
         return emit.convert(emit.reduce("add", prod, [k_axis], name="acc"), emit.element)

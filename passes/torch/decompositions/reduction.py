@@ -20,12 +20,9 @@ from deplodock.passes.torch.decompositions.common import (
 )
 
 _KINDS = {
-    "sum.dim_IntList": "add",
-    "sum.default": "add",
-    "amax.default": "max",
-    "max.default": "max",
-    "amin.default": "min",
-    "min.default": "min",
+    "sum.dim_IntList": "add", "sum.default": "add",
+    "amax.default": "max", "max.default": "max",
+    "amin.default": "min", "min.default": "min",
 }
 _WORDS = {"add": "sum", "max": "max", "min": "min"}
 

@@ -86,22 +86,10 @@ class View(Decomposition):
     """Every view-like op: its result is the source read through an affine map."""
 
     targets = (
-        "t.default",
-        "transpose.int",
-        "permute.default",
-        "view.default",
-        "reshape.default",
-        "_unsafe_view.default",
-        "unsqueeze.default",
-        "squeeze.dim",
-        "squeeze.dims",
-        "squeeze.default",
-        "expand.default",
-        "contiguous.default",
-        "clone.default",
-        "alias.default",
-        "detach.default",
-        "flatten.using_ints",
+        "t.default", "transpose.int", "permute.default", "view.default", "reshape.default",
+        "_unsafe_view.default", "unsqueeze.default", "squeeze.dim", "squeeze.dims",
+        "squeeze.default", "expand.default", "contiguous.default", "clone.default",
+        "alias.default", "detach.default", "flatten.using_ints",
     )
 
     def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue:
