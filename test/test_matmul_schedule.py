@@ -528,6 +528,10 @@ def test_cost_model() -> None:
         blocks = plan[1] * (m // plan[0].block_m) * (n // plan[0].block_n)
         assert min_blocks_per_sm(plan[0]) in (1, 4)
         assert min_blocks_per_sm(plan[0]) == 1 or blocks > 3 * 132
+    # Batched products (attention's) keep to the tiles measured on them.
+    batched = {c.tile for c in CANDIDATES if c.batched}
+    for m, n, k in [(512, 128, 512), (512, 512, 128), (128, 64, 128)]:
+        assert matmul_plan(m, n, k, batch=28)[0] in batched
     # Shapes no tile divides are left to the default schedule.
     assert matmul_tile(16, 16, 64) is None
     assert matmul_tile(128, 128, 4) is None

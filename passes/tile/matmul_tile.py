@@ -115,15 +115,10 @@ MIN_SPLIT_K = 128  # K a split keeps at least: 8+ chunks to pipeline over
 MAX_SPLITS = 32
 
 
-def candidate_of(choice: MatmulTile) -> Candidate | None:
-    return next((c for c in CANDIDATES if c.tile == choice), None)
-
-
 def min_blocks_per_sm(choice: MatmulTile) -> int:
     """``__launch_bounds__``'s minimum blocks per SM for a kernel of the tile: the
     candidate's residency when it is capped, else 1 (no cap; a tile an option gave)."""
-    c = candidate_of(choice)
-    return c.resident if c is not None and c.capped else 1
+    return next((c.resident for c in CANDIDATES if c.tile == choice and c.capped), 1)
 
 
 def estimate_seconds(c: Candidate, m: int, n: int, k: int, batch: int, splits: int) -> float:
