@@ -23,174 +23,23 @@ Writes OUT/probe.txt and OUT/probe.json.
 """
 
 import json
-import re
 import sys
 from pathlib import Path
 
 SIZES = (2048, 4096)
 
-HAND = r"""
-#define N {n}
-#define KC {kc}
-#define STAGES {stages}
-#define PAD 4
-__device__ __forceinline__ void cp16(float* smem, const float* gmem) {{
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::
-               "r"((unsigned)__cvta_generic_to_shared(smem)), "l"(gmem) : "memory");
-}}
-extern "C" __global__ void __launch_bounds__(256, 2) k_matmul(
-    const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {{
-  __shared__ __align__(16) float as[STAGES][128][KC + PAD];
-  __shared__ __align__(16) float bs[STAGES][KC][128];
-  const int tid = threadIdx.x;
-  const int bm = blockIdx.x / (N / 128), bn = blockIdx.x % (N / 128);
-  const int ty = tid / 16, tx = tid % 16;
-  const float* ag = a + (long)bm * 128 * N;
-  const float* bg = b + bn * 128;
-  float acc[8][8];
-  #pragma unroll
-  for (int i = 0; i < 8; ++i)
-    #pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
-  auto fill = [&](int stage, int k0) {{
-    #pragma unroll
-    for (int v = tid; v < 128 * KC / 4; v += 256) {{
-      const int row = v / (KC / 4), kq = v % (KC / 4);
-      cp16(&as[stage][row][kq * 4], ag + (long)row * N + k0 + kq * 4);
-    }}
-    #pragma unroll
-    for (int v = tid; v < KC * 32; v += 256) {{
-      const int k = v / 32, nq = v % 32;
-      cp16(&bs[stage][k][nq * 4], bg + (long)(k0 + k) * N + nq * 4);
-    }}
-  }};
-  #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {{
-    fill(s, s * KC);
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-  }}
-  for (int kt = 0; kt < N / KC; ++kt) {{
-    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2) : "memory");
-    __syncthreads();
-    const int next = kt + STAGES - 1;
-    if (next < N / KC) fill(next % STAGES, next * KC);
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-    const int s = kt % STAGES;
-{compute}
-  }}
-  #pragma unroll
-  for (int i = 0; i < 8; ++i) {{
-    float* row = c + (long)(bm * 128 + ty * 8 + i) * N + bn * 128 + tx * 4;
-    #pragma unroll
-    for (int j = 0; j < 4; ++j) {{
-      row[j] = acc[i][j];
-      row[64 + j] = acc[i][4 + j];
-    }}
-  }}
-}}
-"""
-
-VEC = r"""
-    #pragma unroll
-    for (int kk = 0; kk < KC; kk += 4) {
-      float4 ar[8];
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) ar[i] = *reinterpret_cast<const float4*>(&as[s][ty * 8 + i][kk]);
-      #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float4 b0 = *reinterpret_cast<const float4*>(&bs[s][kk + q][tx * 4]);
-        const float4 b1 = *reinterpret_cast<const float4*>(&bs[s][kk + q][tx * 4 + 64]);
-        const float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-        #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const float av = q == 0 ? ar[i].x : q == 1 ? ar[i].y : q == 2 ? ar[i].z : ar[i].w;
-          #pragma unroll
-          for (int j = 0; j < 8; ++j) acc[i][j] += av * bv[j];
-        }
-      }
-    }
-"""
-
-SCALAR = r"""
-    #pragma unroll
-    for (int kk = 0; kk < KC; ++kk) {
-      float av[8], bv[8];
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) av[i] = as[s][ty * 8 + i][kk];
-      #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        bv[j] = bs[s][kk][tx * 4 + j];
-        bv[4 + j] = bs[s][kk][tx * 4 + 64 + j];
-      }
-      #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] += av[i] * bv[j];
-    }
-"""
-
-SYNC = r"""
-#define N {n}
-extern "C" __global__ void __launch_bounds__(256, 1) k_matmul(
-    const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c) {{
-  __shared__ __align__(16) float at[8][132];
-  __shared__ __align__(16) float bs[8][128];
-  const int tid = threadIdx.x;
-  const int bm = blockIdx.x / (N / 128), bn = blockIdx.x % (N / 128);
-  const int ty = tid / 16, tx = tid % 16;
-  float acc[8][8] = {{}};
-  for (int kt = 0; kt < N / 8; ++kt) {{
-    __syncthreads();
-    const long brow = (long)(kt * 8 + tid / 32) * N, arow = (long)(bm * 128 + tid / 2) * N;
-    const float4 bv4 = *reinterpret_cast<const float4*>(&b[brow + bn * 128 + tid % 32 * 4]);
-    *reinterpret_cast<float4*>(&bs[tid / 32][tid % 32 * 4]) = bv4;
-    const float4 av4 = *reinterpret_cast<const float4*>(&a[arow + kt * 8 + tid % 2 * 4]);
-    at[tid % 2 * 4 + 0][tid / 2] = av4.x;
-    at[tid % 2 * 4 + 1][tid / 2] = av4.y;
-    at[tid % 2 * 4 + 2][tid / 2] = av4.z;
-    at[tid % 2 * 4 + 3][tid / 2] = av4.w;
-    __syncthreads();
-    #pragma unroll
-    for (int k = 0; k < 8; ++k) {{
-      float av[8], bv[8];
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) av[i] = at[k][ty * 8 + i];
-      #pragma unroll
-      for (int j = 0; j < 4; ++j) {{
-        bv[j] = bs[k][tx * 4 + j];
-        bv[4 + j] = bs[k][tx * 4 + 64 + j];
-      }}
-      #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] += av[i] * bv[j];
-    }}
-  }}
-  #pragma unroll
-  for (int i = 0; i < 8; ++i)
-    #pragma unroll
-    for (int j = 0; j < 4; ++j) {{
-      c[(long)(bm * 128 + ty * 8 + i) * N + bn * 128 + tx * 4 + j] = acc[i][j];
-      c[(long)(bm * 128 + ty * 8 + i) * N + bn * 128 + tx * 4 + 64 + j] = acc[i][4 + j];
-    }}
-}}
-"""
+KERNEL = (Path(__file__).parent / "hand_matmul.cu").read_text()
 
 
 def hand_sources(n: int) -> dict[str, str]:
-    out = {"hand_sync": SYNC.format(n=n)}
-    for read, body in (("vec", VEC), ("scalar", SCALAR)):
-        for kc, stages in ((8, 2), (8, 3), (8, 4), (16, 2), (16, 3)):
-            if stages * (128 * (kc + 4) + kc * 128) * 4 > 48 * 1024:
-                continue
-            out[f"hand_{read}_k{kc}_s{stages}"] = HAND.format(
-                n=n, kc=kc, stages=stages, compute=body
-            )
+    """The hand-written variants of ``hand_matmul.cu`` (defines prepended)."""
+    out = {}
+    for mixed in (0, 1):
+        for kc, stages in ((8, 2), (8, 3), (8, 4), (16, 2)):
+            name = f"hand_{'mixed' if mixed else 'vec'}_k{kc}_s{stages}"
+            defines = f"#define N {n}\n#define KC {kc}\n#define STAGES {stages}\n"
+            out[name] = defines + f"#define MIXED {mixed}\n" + KERNEL
     return out
-
-
-def unrolled(src: str, times: int) -> str:
-    return re.sub(r"#pragma unroll 8\n(\s*for \(int a2_i)", f"#pragma unroll {times}\n\\1", src)
 
 
 def main(out: str) -> None:
@@ -218,16 +67,12 @@ def main(out: str) -> None:
             get_pass(pass_name)().apply(ctx, module)
         (source,) = emit_kernel_sources(module).values()
         (folder / f"generated_{n}.cu").write_text(source)
-        variants = {"generated": source}
-        for times in (4, 2, 1):
-            variants[f"generated_u{times}"] = unrolled(source, times)
-        variants.update(hand_sources(n))
+        variants = {"generated": source, **hand_sources(n)}
         a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
         ref = torch.matmul(a, b)
         candidates = {"cublas": lambda a=a, b=b: torch.matmul(a, b)}
         regs = {}
         for name, src in variants.items():
-            (folder / f"{name}_{n}.cu").write_text(src)
             try:
                 compiled = compile_kernels({"k_matmul": src}, arch="sm_90", cache=False, jobs=1)
             except Exception as error:  # a variant that does not compile is a finding
@@ -276,7 +121,7 @@ def once(n: int = 4096) -> None:
         get_pass(pass_name)().apply(ctx, module)
     a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
     CompiledProgram(module)(a, b)
-    src = hand_sources(n)["hand_vec_k8_s3"]
+    src = hand_sources(n)["hand_mixed_k8_s2"]
     compiled = compile_kernels({"k_matmul": src}, arch="sm_90", cache=False, jobs=1)
     CompiledProgram(module, compiled=compiled)(a, b)
     torch.matmul(a, b)
