@@ -29,7 +29,8 @@ operands), so loads can take the read-only path. The walk is one-to-one:
   elements. ``floordiv``/``mod`` print as ``/``/``%``, exact because indices are never
   negative.
 * ``kernel.cp_async`` / ``_commit`` / ``_wait N`` → the PTX ``cp.async.ca.shared.global``
-  (4 bytes), ``cp.async.commit_group`` and ``cp.async.wait_group N`` in inline asm.
+  (4 bytes; a ``vector 4`` loop of copies contiguous on both sides: one 16-byte
+  ``cp.async.cg``), ``cp.async.commit_group`` and ``cp.async.wait_group N`` in inline asm.
 * TMA (sm_90): ``kernel.mbarrier`` → ``__shared__ unsigned long long name[N]``;
   ``kernel.mbarrier_init`` → ``mbarrier.init.shared::cta.b64`` and
   ``fence.mbarrier_init.release.cluster`` (the init is visible to the TMA unit);
@@ -59,11 +60,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, NamedTuple
 
 import numpy as np
 from xdsl.dialects import affine, arith, scf
 from xdsl.dialects.builtin import (
+    AffineMapAttr,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -97,6 +99,20 @@ from deplodock.dialects.combine import combine_kind
 from deplodock.dialects.loop import vector_of
 
 INT32_MAX = 2**31 - 1
+
+
+class _CopySide(NamedTuple):
+    """One side of a ``kernel.cp_async`` as ``vector_access`` reads an access."""
+
+    buffer: SSAValue
+    map: AffineMapAttr
+    indices: Sequence[SSAValue]
+
+
+def _element_bytes(buffer: SSAValue) -> int:
+    return max(1, int(getattr(buffer.type.element_type, "bitwidth", 32)) // 8)  # type: ignore[attr-defined]
+
+
 VECTOR_TYPES = {"float": "float", "int": "int"}
 """Scalar C types with CUDA vector types (``float4``, ``int2``) for ``vector`` loops."""
 VECTOR_FIELDS = "xyzw"
@@ -662,12 +678,16 @@ class _KernelEmitter:
             for value, name in zip(values, names, strict=True)
         ]
 
-    def cp_async(self, op: kernel.CpAsyncOp) -> None:
-        """4 bytes, L1-cached (``.ca``): the only size a transposed slab's scatter allows."""
+    def cp_async(self, op: kernel.CpAsyncOp, elements: int = 1) -> None:
+        """One element (4 bytes, L1-cached: ``.ca``, all a transposed slab's scatter
+        allows), or ``elements`` consecutive ones from a vector loop (``_wide_copy``):
+        16 bytes bypass L1 (``.cg``), as the slab is read from shared memory only."""
         target = self.access(op.target, op.target_map.data, op.indices)
         source = self.access(op.source, op.source_map.data, op.indices)
+        size = elements * _element_bytes(op.source)
+        cache = "cg" if size == 16 else "ca"
         self.line(
-            'asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\\n" :: '
+            f'asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};\\n" :: '
             f'"r"((unsigned)__cvta_generic_to_shared(&{target})), "l"(&{source}) : "memory");'
         )
 
@@ -795,6 +815,12 @@ class _KernelEmitter:
         base = self._fresh(f"{iv.name_hint or 'i'}_0", "i0")
         self.line(f"const {iv_type} {base} = {vector} * {count};")
         self.names[iv] = base
+        copy = self._wide_copy(op, vector)
+        if copy is not None:  # one cp.async of the lanes' elements, from lane 0's addresses
+            for apply in self._index_ops(op, [copy]):
+                self.apply(apply)
+            self.cp_async(copy, vector)
+            return
         wide = {child: "" for child in self._wide_accesses(op, vector)}
         # Index math inside the loop that a wide access needs, computed once for lane 0.
         index_ops = self._index_ops(op, wide)
@@ -836,6 +862,22 @@ class _KernelEmitter:
                 needed.add(owner)
                 pending.extend(owner.mapOperands)
         return [o for o in op.walk() if o in needed]  # type: ignore[misc]
+
+    @staticmethod
+    def _wide_copy(op: kernel.ForOp, vector: int) -> kernel.CpAsyncOp | None:
+        """The ``kernel.cp_async`` of a vector loop whose body is that copy and its index
+        math, when both sides are contiguous and aligned over the lanes (``vector_access``)
+        and the lanes' elements make a size cp.async copies at once (4, 8 or 16 bytes)."""
+        body = [o for o in op.body.block.ops if not isinstance(o, affine.ApplyOp | kernel.YieldOp)]
+        if len(body) != 1 or not isinstance(copy := body[0], kernel.CpAsyncOp):
+            return None
+        if vector * _element_bytes(copy.source) not in (4, 8, 16):
+            return None
+        sides = (
+            _CopySide(copy.source, copy.source_map, copy.indices),
+            _CopySide(copy.target, copy.target_map, copy.indices),
+        )
+        return copy if all(vector_access(side, op, vector) for side in sides) else None
 
     @staticmethod
     def _wide_accesses(op: kernel.ForOp, vector: int) -> list[kernel.LoadOp | kernel.StoreOp]:

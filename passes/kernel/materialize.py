@@ -34,7 +34,8 @@ primitives.
   thread finish reading the previous chunk. Adjacent stages share their barriers.
 
 A K loop whose slabs are double-buffered is rotated by ``stage_fills.lower_buffered``
-(synchronously, by register prefetch, by ``cp.async``, or by TMA: ``tma_fills``).
+(synchronously, by register prefetch, by ``cp.async``, by both in one loop, or by TMA:
+``tma_fills``).
 
 Shared arrays are allocated at the start of the kernel body (the kernel.shared verifier
 wants them at the top level), one per combine.
@@ -308,7 +309,11 @@ class MaterializeKernel(RewritePattern):
             if buffered and tid is not None:
                 mode = "sync"
                 if is_pipelined(for_op):
-                    mode = "async" if all(s.is_async for s in buffered) else "prefetch"
+                    mode = "prefetch"  # the slabs loaded into registers ahead
+                    if all(s.is_async for s in buffered):
+                        mode = "async"
+                    elif any(s.is_async for s in buffered):
+                        mode = "mixed"  # cp.async for some, register prefetch for the rest
                     if all(s.is_tma for s in buffered):
                         mode = "tma"
                 lower_buffered(for_op, buffered, tid, threads, mode, rewriter)

@@ -9,12 +9,14 @@ wait for the data before it can use it anyway), so the pass marks those::
     %x_smem = tile.stage %x_b[..] .. buffers 2 : .. -> ..
     %x_smem = tile.stage %x_b[..] .. buffers 2 async : .. -> ..
 
-Materialize spells an async fill as ``kernel.cp_async`` per element,
-``kernel.cp_async_commit`` and ``kernel.cp_async_wait``. The decision is ``copies_async``,
-for all of a loop's slabs or none: double-buffered, stored in the source's order (a
-transposed slab scatters each 16-byte source run over four rows, so it would be copied 4
-bytes at a time: register prefetch does better, ``narrow`` forces it), and a target of
-sm_80 or later (``arch``).
+Materialize spells an async fill as ``kernel.cp_async`` per element (the emitter copies
+four at a time, 16 bytes, where both sides are contiguous), ``kernel.cp_async_commit`` and
+``kernel.cp_async_wait``. The decision is ``copies_async``, slab by slab: double-buffered,
+stored in the source's order (a transposed slab scatters each 16-byte source run over four
+rows, so it would be copied 4 bytes at a time: register prefetch does better, ``narrow``
+forces it), and a target of sm_80 or later (``arch``). A loop with slabs of both kinds
+(``torch.matmul``'s) runs the mixed rotation: cp.async for one, register prefetch for
+the other (``stage_fills``).
 """
 
 from __future__ import annotations
@@ -56,7 +58,6 @@ class AsyncCopy(ModulePass):
         sm = int(self.arch[3:5])
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             for _, stages in refilled_stages(kernel):
-                # A loop's slabs are all copied alike (pipeline-k-outer needs that).
-                if all(copies_async(stage, sm, self.narrow) for stage in stages):
-                    for stage in stages:
+                for stage in stages:
+                    if copies_async(stage, sm, self.narrow):
                         stage.async_ = UnitAttr()

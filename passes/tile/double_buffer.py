@@ -10,9 +10,8 @@ that; ``async-copy`` lets the copy run in the background)::
     %x_smem = tile.stage %x_b[..] box [128, 8] transpose pad 4 buffers 2 : .. -> ..
 
 The tile level's meaning is unchanged: a stage is the slab at this iteration's origin.
-The decision is ``buffers_for``: a stage at the top of a loop of at least two iterations
-whose slabs are all stored alike (all transposed or none), while the kernel's slabs,
-doubled, fit ``max_bytes`` (``max_bytes=0`` turns it off).
+The decision is ``buffers_for``: a stage at the top of a loop of at least two iterations,
+while the kernel's slabs, doubled, fit ``max_bytes`` (``max_bytes=0`` turns it off).
 """
 
 from __future__ import annotations
@@ -51,11 +50,11 @@ def buffers_for(
     q_proj at S=512 166 -> 136 us); double-buffered *without* it, or with 4-byte
     cp.async, they lost (session 3: square 4096 3031 -> 3413 and 3947 us). A loop whose
     slabs are stored both ways (``torch.matmul``'s ``x[m, k] @ w[k, n]``: x transposed, w
-    in the source's order) stays single: with register prefetch it lost (session 4:
-    square 4096 3030 -> 4058 us, 2048 395 -> 507 us). ``always``: double them anyway,
-    and even a loop of one chunk (tests)."""
-    stages = [s for s in for_op.body.block.ops if isinstance(s, tile.StageOp)]
-    if not always and (for_op.extent < 2 or len({s.is_transposed for s in stages}) > 1):
+    in the source's order) lost with register prefetch for both (session 4: square 4096
+    3030 -> 4058 us) but gains with cp.async for ``w`` beside it (session 6: 3020 ->
+    2908 us, K chunk 16), which ``async-copy`` gives it on sm_80 and later. ``always``:
+    double them anyway, and even a loop of one chunk (tests)."""
+    if not always and for_op.extent < 2:
         return 1
     total = sum(s.size_bytes() for s in kernel.walk() if isinstance(s, tile.StageOp))
     extra = sum(s.size_bytes() for s in for_op.body.block.ops if isinstance(s, tile.StageOp))

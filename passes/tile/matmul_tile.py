@@ -72,10 +72,12 @@ class Candidate:
     capped: bool  # ``__launch_bounds__`` asks for ``resident`` blocks (128 registers a thread)
     efficiency: tuple[float, ...]  # fraction of SM_FLOPS with 1, 2, .. blocks resident
     batched: bool = True  # also for batched products (attention's); see CANDIDATES
+    mixed: bool | None = None  # only for operands stored both ways (True), never (False)
 
 
 CANDIDATES = (
-    Candidate(MatmulTile(8, 8, 16, 16, 8), 2, False, (0.71, 0.91)),  # 128 x 128
+    Candidate(MatmulTile(8, 8, 16, 16, 16), 2, True, (0.75, 0.96), mixed=True),  # 128 x 128
+    Candidate(MatmulTile(8, 8, 16, 16, 8), 2, False, (0.71, 0.91), mixed=False),  # 128 x 128
     Candidate(MatmulTile(8, 8, 16, 8, 16), 3, False, (0.72, 0.87, 0.90), False),  # 128 x 64
     Candidate(MatmulTile(8, 8, 8, 16, 16), 3, False, (0.72, 0.82, 0.89), False),  # 64 x 128
     Candidate(MatmulTile(8, 8, 16, 8, 8), 4, True, (0.58, 0.95, 0.98, 0.86), False),  # 128 x 64
@@ -161,18 +163,20 @@ def _fills(c: Candidate, m: int, n: int, batch: int) -> bool:
 
 
 def matmul_plan(
-    m: int, n: int, k: int, batch: int = 1, split: bool = True
+    m: int, n: int, k: int, batch: int = 1, mixed: bool = False, split: bool = True
 ) -> tuple[MatmulTile, int] | None:
     """Cost function: the tile and the number of K splits (``split-matmul-k``) for an
-    ``m x n`` output with reduction ``k`` (``batch`` independent such products), the
-    fastest by ``estimate_seconds``; None to leave the contraction to the default
-    schedule (no tile divides it). ``split=False``: no K split (a kernel that cannot)."""
+    ``m x n`` output with reduction ``k`` (``batch`` independent such products; ``mixed``:
+    operands stored both ways, ``register_tile.stored_both_ways``), the fastest by
+    ``estimate_seconds``; None to leave the contraction to the default schedule (no tile
+    divides it). ``split=False``: no K split (a kernel that cannot)."""
     best: tuple[float, int, MatmulTile, int] | None = None
     for rank, c in enumerate(CANDIDATES):
         splits = 1
         while splits <= (MAX_SPLITS if split else 1):
             if (
                 (c.batched or batch == 1)
+                and c.mixed in (None, mixed)
                 and _fits(c.tile, m, n, k, splits)
                 and _fills(c, m, n, batch * splits)
             ):
@@ -183,9 +187,9 @@ def matmul_plan(
     return (best[2], best[3]) if best is not None else None
 
 
-def matmul_tile(m: int, n: int, k: int, batch: int = 1) -> MatmulTile | None:
+def matmul_tile(m: int, n: int, k: int, batch: int = 1, mixed: bool = False) -> MatmulTile | None:
     """The tile ``matmul_plan`` picks for a product that is not split."""
-    plan = matmul_plan(m, n, k, batch, split=False)
+    plan = matmul_plan(m, n, k, batch, mixed, split=False)
     return plan[0] if plan is not None else None
 
 

@@ -23,8 +23,12 @@ flight, or read by another warp before the barrier, is reported as a race.
 Slabs filled by TMA (``tma-copy``) rotate the same way, with mbarriers instead of
 groups and one thread issuing each chunk's box copies (``passes/kernel/tma_fills.py``).
 
+Slabs of both kinds in one loop (cp.async for those in the source's order, register
+prefetch for transposed ones: ``torch.matmul``'s operands) rotate together, one barrier an
+iteration (``stage_fills``, ``mixed``).
+
 The decision is ``pipelines``: a loop of at least two iterations whose slabs are all
-double-buffered, all async, all tma or none.
+double-buffered, and all tma or none.
 """
 
 from __future__ import annotations
@@ -42,12 +46,11 @@ ATTRIBUTE = "pipeline"
 
 
 def pipelines(for_op: loop.ForOp, stages: list[tile.StageOp]) -> bool:
-    """Cost function: every slab of the loop double-buffered, all copied alike (all by
-    ``cp.async``, all by TMA, or all by loads into registers and stores: register
-    prefetch)."""
+    """Cost function: every slab of the loop double-buffered, and all filled by TMA or
+    none (by ``cp.async``, by loads into registers and stores, or some each way)."""
     if for_op.extent < 2 or not all(s.buffer_count == 2 for s in stages):
         return False
-    return len({(s.is_async, s.is_tma) for s in stages}) == 1
+    return len({s.is_tma for s in stages}) == 1
 
 
 def is_pipelined(for_op) -> bool:

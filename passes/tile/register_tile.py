@@ -137,6 +137,26 @@ def shares_loads_across(reduces: list[loop.ForOp], axis: SSAValue) -> bool:
     return False
 
 
+def stored_both_ways(reduces: list[loop.ForOp]) -> bool:
+    """Whether the operands of the reduce loops lie both ways in memory: the contiguous
+    (last) index of some load walks K (``x[m, k]``: its K chunk slab is stored transposed,
+    filled by register prefetch) and of another does not (``w[k, n]``: stored in the
+    source's order, filled by cp.async). The cost model has tiles for such products
+    (``torch.matmul``'s) of their own (``Candidate.mixed``)."""
+    along_k: set[bool] = set()
+    for reduce in reduces:
+        memo: dict[SSAValue, bool] = {}
+        iv = reduce.induction_var
+        for load in reduce.walk():
+            if not isinstance(load, loop.LoadOp) or not load.map.data.results:
+                continue
+            walks = [_depends_on(i, iv, memo) for i in load.indices]
+            if any(walks):
+                last = load.map.data.results[-1].used_dims()
+                along_k.add(any(walks[d] for d in last))
+    return along_k == {True, False}
+
+
 def _factor(extent: int, factor: int, reused: bool) -> int:
     return factor if factor > 1 and extent % factor == 0 and reused else 1
 
@@ -171,7 +191,8 @@ def tile_factors(
         for _, extent, _ in axes[:-2]:
             batch *= extent
         k_extent = max(r.extent for r in reduces)
-        choice = planned_tile_of(kernel) or matmul_tile(m_extent, n_extent, k_extent, batch)
+        mixed = stored_both_ways(reduces)
+        choice = planned_tile_of(kernel) or matmul_tile(m_extent, n_extent, k_extent, batch, mixed)
         if choice is None:
             return None
         tm, tn = choice.tm, choice.tn

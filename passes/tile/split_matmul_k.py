@@ -50,7 +50,11 @@ from deplodock.passes.tile.matmul_tile import (
     matmul_plan,
     planned_tile_attr,
 )
-from deplodock.passes.tile.register_tile import ATTRIBUTE, shares_loads_across
+from deplodock.passes.tile.register_tile import (
+    ATTRIBUTE,
+    shares_loads_across,
+    stored_both_ways,
+)
 
 
 def split_plan(kernel: tile.KernelOp, splits: int = 0) -> tuple[loop.ForOp, MatmulTile, int] | None:
@@ -73,7 +77,7 @@ def split_plan(kernel: tile.KernelOp, splits: int = 0) -> tuple[loop.ForOp, Matm
     batch = 1
     for _, extent, _ in axes[:-2]:
         batch *= extent
-    plan = matmul_plan(m_extent, n_extent, reduce.extent, batch)
+    plan = matmul_plan(m_extent, n_extent, reduce.extent, batch, stored_both_ways(reduces))
     if plan is None:
         return None
     choice, chosen = plan
