@@ -33,6 +33,7 @@ from deplodock.passes import get_pass
 from deplodock.passes.tile.matmul_tile import (
     CANDIDATES,
     block_tile_of,
+    chunk_unroll,
     matmul_plan,
     matmul_tile,
     min_blocks_per_sm,
@@ -52,8 +53,10 @@ class Program:
     stages: int  # slabs staged per K chunk
     options: dict = field(default_factory=dict)  # pass name -> options (else the cost model's)
     # How the K loop refills its slabs: "prefetch" (the cost model's: two buffers, the next
-    # chunk loaded into registers during the compute), "single" (one buffer, two barriers a
-    # chunk) or "async" (two buffers, 4-byte cp.async one chunk ahead; slower, kept tested)
+    # chunk loaded into registers during the compute), "mixed" (the cost model's for slabs
+    # stored both ways: cp.async for one, register prefetch for the other), "single" (one
+    # buffer, two barriers a chunk) or "async" (two buffers, 4-byte cp.async one chunk
+    # ahead; slower, kept tested)
     # or "tma" (two buffers, TMA box copies one chunk ahead on mbarriers; tma-copy is off
     # by default, not measured yet).
     schedule: str = "prefetch"
@@ -61,6 +64,7 @@ class Program:
 
 SCHEDULE_OPTIONS = {
     "prefetch": {},
+    "mixed": {},
     "single": {"double-buffer": {"max_bytes": 0}},
     "async": {"double-buffer": {"always": True}, "async-copy": {"narrow": True}},
     "tma": {"tma-copy": {"enable": True}},
@@ -97,8 +101,24 @@ CORPUS = {
         2,
     ),
     # a batch axis in blocks; torch.matmul's w[k, n] is staged in its own order, x[m, k]
-    # transposed: the cost model leaves such a loop single-buffered
+    # transposed: the mixed rotation (w by 16-byte cp.async, x by register prefetch)
     "batched": Program(
+        "torch.matmul(torch.randn(4,64,64), torch.randn(4,64,64))", (4, 4), 2, schedule="mixed"
+    ),
+    # the same in the cost model's tile for such products at 4096: 128 x 128, 8 x 8 a
+    # thread, a K chunk of 16 unrolled whole
+    "mixed_8x8": Program(
+        "torch.matmul(torch.randn(128,64), torch.randn(64,128))",
+        (8, 8),
+        2,
+        {
+            "register-tile": {"tm": 8, "tn": 8, "threads_m": 16, "threads_n": 16},
+            "chunk-matmul-k": {"bk": 16},
+            "mark-unroll": {"max_chunk_trips": 16},
+        },
+        schedule="mixed",
+    ),
+    "batched_single": Program(
         "torch.matmul(torch.randn(4,64,64), torch.randn(4,64,64))", (4, 4), 2, schedule="single"
     ),
     # few tiles, long K: split-matmul-k gives K to 4 blocks per tile, then adds the partials
@@ -255,6 +275,7 @@ def test_the_schedule(name: str) -> None:
 def _check_schedule(program: Program, tiled, placed, staged) -> None:
     assert register_tile_of(tiled) == program.tile
     threads_m, threads_n, bk = block_tile_of(tiled)
+    bk = program.options.get("chunk-matmul-k", {}).get("bk") or bk  # an option overrides
     threads = [e for _, e, b in placed.axes if b == "thread"]
     assert threads == [threads_m, threads_n]
     outer = [op for op in staged.body.block.ops if isinstance(op, loop.ForOp) and op.is_reduce]
@@ -408,6 +429,61 @@ def test_race_checker_catches_a_missing_barrier() -> None:
         run_forward(trailing, got.inputs, blocks=[0])
 
 
+@pytest.mark.parametrize("name", _named("mixed"))
+def test_mixed_k_loop(name: str) -> None:
+    """Slabs stored both ways: the source-order one by cp.async, the transposed one by
+    register prefetch, in one rotation with one barrier an iteration: wait for chunk k's
+    copies, barrier, copy chunk k + 1 (guarded), commit, load the other slab's chunk k + 1
+    into registers, compute, store those registers to the other buffer."""
+    (kern,) = _matmul_kernels(stages(name).texts["materialize"], kernel.KernelOp)
+    (loop_op,) = [op for op in kern.body.block.ops if isinstance(op, kernel.ForOp) and op.kinds]
+    kinds = [type(op) for op in loop_op.body.block.ops]
+    i = kinds.index(kernel.CpAsyncWaitOp)
+    assert kinds[i : i + 4] == [
+        kernel.CpAsyncWaitOp,
+        kernel.BarrierOp,
+        scf.IfOp,
+        kernel.CpAsyncCommitOp,
+    ]
+    assert kinds.count(kernel.BarrierOp) == 1
+    (wait,) = [op for op in loop_op.body.block.ops if isinstance(op, kernel.CpAsyncWaitOp)]
+    assert wait.pending.data == 0
+    stores = [op for op in loop_op.walk() if isinstance(op, kernel.StoreOp)]
+    assert any(isinstance(s.buffer.owner, kernel.SharedOp) for s in stores)  # the prefetch
+
+
+def test_mixed_cuda_at_4096() -> None:
+    """The cost model's kernel for ``torch.matmul`` at 4096: the source-order slab's
+    cp.async copies four floats at once, the K chunk of 16 is unrolled whole and
+    ``__launch_bounds__`` asks for 2 blocks an SM (128 registers a thread)."""
+    expr = "torch.matmul(torch.randn(4096,4096), torch.randn(4096,4096))"
+    module = lower(import_program(capture_expression(expr).program).module, to="loop")
+    ctx = make_context()
+    for pass_name in PASSES:
+        get_pass(pass_name)().apply(ctx, module)
+    source = emit_cuda(module)
+    assert "cp.async.cg.shared.global [%0], [%1], 16;" in source
+    assert "cp.async.ca.shared.global" not in source
+    assert "__launch_bounds__(256, 2)" in source
+    assert "#pragma unroll 16" in source
+
+
+def test_race_checker_catches_an_early_wait_in_the_mixed_rotation() -> None:
+    """Waiting for all but one group leaves chunk k's copies in flight when it is read;
+    without the barrier, one warp reads what another's copies and stores wrote."""
+    got = stages("batched")
+    text = got.texts["materialize"]
+    early = _broken(text, "kernel.cp_async_wait 0", "kernel.cp_async_wait 1")
+    with pytest.raises(SharedMemoryRace, match="still in flight"):
+        run_forward(early, got.inputs, blocks=[0])
+    lines = text.splitlines()
+    wait = next(i for i, line in enumerate(lines) if "kernel.cp_async_wait 0" in line)
+    assert lines[wait + 1].strip() == "kernel.barrier"
+    no_barrier = _parse("\n".join(lines[: wait + 1] + lines[wait + 2 :]))
+    with pytest.raises(SharedMemoryRace, match="race"):
+        run_forward(no_barrier, got.inputs, blocks=[0])
+
+
 def test_verifier_refuses_a_wait_on_an_open_group() -> None:
     """Drop the loop's commit: its wait would follow copies no group holds."""
     text = stages("linear_async").texts["materialize"]
@@ -510,18 +586,26 @@ def test_split_k() -> None:
 
 def test_cost_model() -> None:
     tiles = [c.tile for c in CANDIDATES]
+    mixed_128, mixed_128x64, _, square_128 = tiles[:4]
     # Big products take the biggest tile that still gives every SM a block.
-    assert matmul_tile(4096, 4096, 4096) == tiles[0]
+    assert matmul_tile(4096, 4096, 4096) == square_128
     big = matmul_tile(512, 5632, 2048)  # every SM gets a block
     assert (512 // big.block_m) * (5632 // big.block_n) >= 132
     # The choices the H200 sweep measured fastest (session 5): TinyLlama down_proj at S=32
     # in 16 splits of 32 x 64 (63 -> 34 us), at S=128 the 128-thread 128 x 64 tile with a
     # K chunk of 16 in 8 splits; Qwen's down_proj at S=128 in 16 splits of the capped
     # 64 x 128 tile (896 blocks: 4 an SM); 4096 in whole 128 x 128 tiles.
-    assert matmul_plan(32, 2048, 5632) == (tiles[6], 16)
-    assert matmul_plan(128, 2048, 5632) == (tiles[1], 8)
-    assert matmul_plan(128, 3584, 18944) == (tiles[4], 16)
-    assert matmul_plan(4096, 4096, 4096) == (tiles[0], 1)
+    assert matmul_plan(32, 2048, 5632) == (tiles[9], 16)
+    assert matmul_plan(128, 2048, 5632) == (tiles[4], 8)
+    assert matmul_plan(128, 3584, 18944) == (tiles[7], 16)
+    assert matmul_plan(4096, 4096, 4096) == (square_128, 1)
+    # Operands stored both ways (torch.matmul's), session 6: at 4096 the capped 128 x 128
+    # tile with a K chunk of 16 unrolled whole (3034 -> 2968 us); attention's P.V at
+    # S=512 in 128-thread 128 x 64 tiles (37.3 -> 32.3 us).
+    assert matmul_plan(4096, 4096, 4096, mixed=True) == (mixed_128, 1)
+    assert (min_blocks_per_sm(mixed_128), chunk_unroll(mixed_128)) == (2, 16)
+    assert matmul_plan(512, 64, 512, batch=32, mixed=True) == (mixed_128x64, 1)
+    assert chunk_unroll(mixed_128x64) is None and chunk_unroll(square_128) is None
     # A capped tile only where its grid fills the block the cap makes room for.
     for m, n, k in [(128, 5632, 2048), (512, 5632, 2048), (128, 3584, 18944), (32, 256, 64)]:
         plan = matmul_plan(m, n, k)
@@ -529,9 +613,10 @@ def test_cost_model() -> None:
         assert min_blocks_per_sm(plan[0]) in (1, 4)
         assert min_blocks_per_sm(plan[0]) == 1 or blocks > 3 * 132
     # Batched products (attention's) keep to the tiles measured on them.
-    batched = {c.tile for c in CANDIDATES if c.batched}
-    for m, n, k in [(512, 128, 512), (512, 512, 128), (128, 64, 128)]:
-        assert matmul_plan(m, n, k, batch=28)[0] in batched
+    for mixed in (False, True):
+        batched = {c.tile for c in CANDIDATES if c.batched and c.mixed in (None, mixed)}
+        for m, n, k in [(512, 128, 512), (512, 512, 128), (128, 64, 128)]:
+            assert matmul_plan(m, n, k, batch=28, mixed=mixed)[0] in batched
     # Shapes no tile divides are left to the default schedule.
     assert matmul_tile(16, 16, 64) is None
     assert matmul_tile(128, 128, 4) is None

@@ -73,13 +73,18 @@ class Candidate:
     efficiency: tuple[float, ...]  # fraction of SM_FLOPS with 1, 2, .. blocks resident
     batched: bool = True  # also for batched products (attention's); see CANDIDATES
     mixed: bool | None = None  # only for operands stored both ways (True), never (False)
+    unrolled: bool = False  # its K chunk's loop unrolled whole (``chunk_unroll``)
 
 
 CANDIDATES = (
-    Candidate(MatmulTile(8, 8, 16, 16, 16), 2, True, (0.75, 0.96), mixed=True),  # 128 x 128
+    # Operands stored both ways (``torch.matmul``'s; the mixed rotation), batched too:
+    Candidate(MatmulTile(8, 8, 16, 16, 16), 2, True, (0.75, 0.93), mixed=True, unrolled=True),
+    Candidate(MatmulTile(8, 8, 16, 8, 16), 3, False, (0.69, 0.85, 0.95), mixed=True),
+    Candidate(MatmulTile(8, 8, 8, 16, 16), 3, False, (0.69, 0.85, 0.95), mixed=True),
+    # Both transposed (``x @ w.T``: projections, attention's Q.K^T), or either:
     Candidate(MatmulTile(8, 8, 16, 16, 8), 2, False, (0.71, 0.91), mixed=False),  # 128 x 128
-    Candidate(MatmulTile(8, 8, 16, 8, 16), 3, False, (0.72, 0.87, 0.90), False),  # 128 x 64
-    Candidate(MatmulTile(8, 8, 8, 16, 16), 3, False, (0.72, 0.82, 0.89), False),  # 64 x 128
+    Candidate(MatmulTile(8, 8, 16, 8, 16), 3, False, (0.72, 0.87, 0.90), False, False),
+    Candidate(MatmulTile(8, 8, 8, 16, 16), 3, False, (0.72, 0.82, 0.89), False, False),
     Candidate(MatmulTile(8, 8, 16, 8, 8), 4, True, (0.58, 0.95, 0.98, 0.86), False),  # 128 x 64
     Candidate(MatmulTile(8, 8, 8, 16, 8), 4, True, (0.39, 0.89, 0.93, 0.90), False),  # 64 x 128
     Candidate(MatmulTile(4, 4, 16, 16, 16), 2, False, (0.53, 0.63)),  # 64 x 64
@@ -121,6 +126,15 @@ def min_blocks_per_sm(choice: MatmulTile) -> int:
     """``__launch_bounds__``'s minimum blocks per SM for a kernel of the tile: the
     candidate's residency when it is capped, else 1 (no cap; a tile an option gave)."""
     return next((c.resident for c in CANDIDATES if c.tile == choice and c.capped), 1)
+
+
+def chunk_unroll(choice: MatmulTile) -> int | None:
+    """The K steps of a chunk ``mark-unroll`` unrolls for a kernel of the tile: the whole
+    chunk when the candidate was measured faster so (``unrolled``), else None (its rule).
+    Measured on the H200 (session 6 sweep, chunks of 16): the 256-thread 128 x 128 tile
+    10% faster unrolled whole; the 128-thread 8 x 8 tiles 3-10% slower; 4 x 4 neutral."""
+    whole = any(c.tile == choice and c.unrolled for c in CANDIDATES)
+    return choice.bk if whole else None
 
 
 def estimate_seconds(c: Candidate, m: int, n: int, k: int, batch: int, splits: int) -> float:
@@ -210,6 +224,10 @@ def planned_tile_attr(choice: MatmulTile) -> DenseArrayBase:
         i64, [choice.tm, choice.tn, choice.threads_m, choice.threads_n, choice.bk]
     )
 
+
+CHUNK_UNROLL = "chunk_unroll"
+"""Attribute ``register-tile`` leaves beside ``block_tile`` when ``chunk_unroll`` answers:
+the K steps of a chunk ``mark-unroll`` unrolls."""
 
 MIN_BLOCKS = "min_blocks_per_sm"
 """Attribute ``register-tile`` leaves beside ``block_tile``: ``min_blocks_per_sm``'s answer,

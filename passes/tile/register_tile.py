@@ -88,9 +88,11 @@ from deplodock.dialects.affine_syntax import apply_op
 from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
 from deplodock.passes.tile.matmul_tile import (
     BLOCK_TILE,
+    CHUNK_UNROLL,
     MIN_BLOCKS,
     MatmulTile,
     block_tile_attr,
+    chunk_unroll,
     matmul_tile,
     min_blocks_per_sm,
     planned_tile_of,
@@ -356,6 +358,8 @@ class RegisterTileKernel(RewritePattern):
         if choice is not None:
             tiled.attributes[BLOCK_TILE] = block_tile_attr(choice)
             tiled.attributes[MIN_BLOCKS] = IntegerAttr(min_blocks_per_sm(choice), i64)
+            if (unroll := chunk_unroll(choice)) is not None:
+                tiled.attributes[CHUNK_UNROLL] = IntegerAttr(unroll, i64)
         rewriter.replace(op, tiled)
 
 
