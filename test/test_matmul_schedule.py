@@ -30,6 +30,7 @@ from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import get_pass
+from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
 from deplodock.passes.tile.matmul_tile import (
     CANDIDATES,
     block_tile_of,
@@ -38,7 +39,7 @@ from deplodock.passes.tile.matmul_tile import (
     matmul_tile,
     min_blocks_per_sm,
 )
-from deplodock.passes.tile.register_tile import register_tile_of
+from deplodock.passes.tile.register_tile import register_tile_of, stored_both_ways
 from deplodock.pipeline import PASSES_TO, lower
 from deplodock.reference import fresh_inputs, relative_error
 
@@ -620,6 +621,31 @@ def test_cost_model() -> None:
     # Shapes no tile divides are left to the default schedule.
     assert matmul_tile(16, 16, 64) is None
     assert matmul_tile(128, 128, 4) is None
+
+
+@pytest.mark.parametrize(
+    ("expr", "mixed"),
+    [
+        ("torch.matmul(torch.randn(4,64,64), torch.randn(4,64,64))", True),
+        ("torch.nn.functional.linear(torch.randn(1,64,32), torch.randn(16,32))", False),
+        # grouped-query attention: P.V reads v[h floordiv 2, ..], a slab no stage takes
+        (
+            "torch.nn.functional.scaled_dot_product_attention(torch.randn(1,4,16,8),"
+            " torch.randn(1,2,16,8), torch.randn(1,2,16,8), is_causal=True, enable_gqa=True)",
+            False,
+        ),
+    ],
+)
+def test_stored_both_ways(expr: str, mixed: bool) -> None:
+    """Which contractions get the cost model's tiles for operands stored both ways."""
+    module = lower(import_program(capture_expression(expr).program).module, to="loop")
+    get_pass("tileify")().apply(make_context(), module)
+    found = []
+    for kern in [op for op in module.walk() if isinstance(op, tile.KernelOp)]:
+        reduces = top_level_reduces(kern)
+        if reduces and is_contraction(kern, reduces) and len(kern.axes) >= 2:
+            found.append(stored_both_ways(reduces))
+    assert found and found[-1] == mixed  # the last contraction: the product itself, or P.V
 
 
 # --- CUDA ------------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -144,7 +144,10 @@ def stored_both_ways(reduces: list[loop.ForOp]) -> bool:
     (last) index of some load walks K (``x[m, k]``: its K chunk slab is stored transposed,
     filled by register prefetch) and of another does not (``w[k, n]``: stored in the
     source's order, filled by cp.async). The cost model has tiles for such products
-    (``torch.matmul``'s) of their own (``Candidate.mixed``)."""
+    (``torch.matmul``'s) of their own (``Candidate.mixed``). Only when every such load
+    indexes linearly, as ``stage-inputs`` needs to stage its slab: attention's P.V reads
+    a shared K/V head as ``v[h floordiv 8, ..]`` (grouped-query), which stays in global
+    memory, and its loop is no mixed rotation."""
     along_k: set[bool] = set()
     for reduce in reduces:
         memo: dict[SSAValue, bool] = {}
@@ -154,9 +157,19 @@ def stored_both_ways(reduces: list[loop.ForOp]) -> bool:
                 continue
             walks = [_depends_on(i, iv, memo) for i in load.indices]
             if any(walks):
+                if not all(_linear(e) for e in load.map.data.results):
+                    return False
                 last = load.map.data.results[-1].used_dims()
                 along_k.add(any(walks[d] for d in last))
     return along_k == {True, False}
+
+
+def _linear(expr: AffineExpr) -> bool:
+    """Sums and products only (no ``floordiv``, ``mod``, ``ceildiv``)."""
+    if isinstance(expr, AffineBinaryOpExpr):
+        linear_kinds = (AffineBinaryOpKind.Add, AffineBinaryOpKind.Mul)
+        return expr.kind in linear_kinds and _linear(expr.lhs) and _linear(expr.rhs)
+    return True
 
 
 def _factor(extent: int, factor: int, reused: bool) -> int:
