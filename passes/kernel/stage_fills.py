@@ -30,8 +30,9 @@ The mixed rotation is for a loop whose slabs are copied both ways (``torch.matmu
 one by register prefetch) and needs one barrier an iteration: the copies and stores of
 chunk ``k + 1`` go to the buffer chunk ``k - 1`` was read from, after the barrier every
 thread passes once done with it; the wait and the barrier at the top make chunk ``k``
-whole before anyone reads it. Measured on the H200 (session 6, square 4096, hand-written
-first): 2908 us against 3020 us single-buffered, cuBLAS 2688 us.
+whole before anyone reads it. Measured on the H200 (session 6, square 4096): 2969 us
+against 3034 us single-buffered (cuBLAS 2686; a hand-written kernel of the same
+schedule, first, 2908 against 3020).
 
 A loop whose slabs are all ``tma`` (``tma-copy``) is rotated by ``tma_fills.lower_tma``
 (one thread copies each chunk's boxes, completing on an mbarrier per buffer, every thread

@@ -51,8 +51,9 @@ def buffers_for(
     cp.async, they lost (session 3: square 4096 3031 -> 3413 and 3947 us). A loop whose
     slabs are stored both ways (``torch.matmul``'s ``x[m, k] @ w[k, n]``: x transposed, w
     in the source's order) lost with register prefetch for both (session 4: square 4096
-    3030 -> 4058 us) but gains with cp.async for ``w`` beside it (session 6: 3020 ->
-    2908 us, K chunk 16), which ``async-copy`` gives it on sm_80 and later. ``always``:
+    3030 -> 4058 us) but gains with cp.async for ``w`` beside it (session 6: 3034 ->
+    2969 us, K chunk 16), which ``async-copy`` gives it on sm_80 and later (on an older
+    target both slabs fall back to register prefetch). ``always``:
     double them anyway, and even a loop of one chunk (tests)."""
     if not always and for_op.extent < 2:
         return 1

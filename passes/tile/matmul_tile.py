@@ -104,6 +104,12 @@ on the H200, with its residency as NVRTC 13.0 allocates registers:
   at S=128: 486 -> 440 us against uncapped). Only for unbatched products (``batched``):
   they were measured on projections, and attention's batched products at S=512 got
   slower with them (Qwen's decoder layer 6.6 -> 9.7 ms).
+* Products whose operands are stored both ways (``torch.matmul``'s ``x[m, k] @ w[k, n]``,
+  ``mixed``: their K loop runs the mixed rotation, cp.async for ``w``, register prefetch
+  for ``x``) have tiles of their own, fitted to the session 6 sweep
+  (``docs/bench/h200-2026-11-30-s6/``): the 128 x 128 tile with a chunk of 16 unrolled
+  whole and capped at 2 blocks an SM (square 4096: 3034 -> 2969 us), and the 128-thread
+  8 x 8 tiles for batched ones too (P.V shaped products: 37.3 -> 32.3 us at S=512).
 * 64 x 64 and 32 x 64 (4 x 4 a thread, 87-95 registers): a chunk of 16 (square 1024:
   128 -> 78 us; TinyLlama q_proj at S=128: 157 -> 71 us); a cap was measured slower.
 
