@@ -221,6 +221,24 @@ def index_constant(value: int, hint: str | None = None) -> arith.ConstantOp:
     return op
 
 
+def next_chunk_guard(
+    iv: SSAValue, chunks: int
+) -> tuple[list[Operation], SSAValue, SSAValue, SSAValue]:
+    """The ops computing, in iteration ``iv`` of a loop over ``chunks`` chunks, the next
+    chunk as ``(iv + 1) % chunks`` (the same value where the guard holds, and provably a
+    chunk index everywhere), its buffer ``(iv + 1) % 2`` and the guard ``iv + 1 <
+    chunks``. Returns (the ops, next chunk, next buffer, guard)."""
+    d0 = AffineExpr.dimension(0)
+    following = apply_op(d0 + 1, [iv], "following")
+    next_chunk = apply_op((d0 + 1) % chunks, [iv], f"{iv.name_hint or 'k'}_next")
+    next_buffer = apply_op((d0 + 1) % 2, [iv], "buf_next")
+    bound = index_constant(chunks, f"c{chunks}")
+    more = arith.CmpiOp(following.result, bound.result, "ult")
+    more.result.name_hint = "more"
+    ops: list[Operation] = [following, next_chunk, next_buffer, bound, more]
+    return ops, next_chunk.result, next_buffer.result, more.result
+
+
 def double_buffers(
     for_op: loop.ForOp,
     stages: list[tile.StageOp],
@@ -340,26 +358,16 @@ def lower_buffered(
             kernel.CpAsyncCommitOp(),
             *fills(zero.result, zero.result, False, "loaded"),
         ]
-        following = apply_op(d0 + 1, [iv], "following")
-        next_chunk = apply_op((d0 + 1) % chunks, [iv], f"{iv.name_hint or 'k'}_next")
-        next_buffer = apply_op((d0 + 1) % 2, [iv], "buf_next")
-        loads, stores = prefetch(next_chunk.result, next_buffer.result, prologue)
+        guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks)
+        loads, stores = prefetch(next_chunk, next_buffer, prologue)
         rewriter.insert(prologue, InsertPoint.before(for_op))
-        bound = index_constant(chunks, f"c{chunks}")
-        more = arith.CmpiOp(following.result, bound.result, "ult")
-        more.result.name_hint = "more"
         then = Block()
-        copies = fills(next_chunk.result, next_buffer.result, True, "async")
-        then.add_ops([*copies, scf.YieldOp()])
+        then.add_ops([*fills(next_chunk, next_buffer, True, "async"), scf.YieldOp()])
         steady = [
-            following,
-            next_chunk,
-            next_buffer,
-            bound,
-            more,
+            *guard,
             kernel.CpAsyncWaitOp(0),
             kernel.BarrierOp(),
-            scf.IfOp(more.result, [], Region(then)),
+            scf.IfOp(more, [], Region(then)),
             kernel.CpAsyncCommitOp(),
             *loads,
         ]
@@ -369,22 +377,12 @@ def lower_buffered(
         zero = index_constant(0, "c0")
         prologue = [zero, *fills(zero.result, zero.result, True), kernel.CpAsyncCommitOp()]
         rewriter.insert(prologue, InsertPoint.before(for_op))
-        following = apply_op(d0 + 1, [iv], "following")
-        # The same value where the guard holds, and provably a chunk index everywhere.
-        next_chunk = apply_op((d0 + 1) % chunks, [iv], f"{iv.name_hint or 'k'}_next")
-        next_buffer = apply_op((d0 + 1) % 2, [iv], "buf_next")
-        bound = index_constant(chunks, f"c{chunks}")
-        more = arith.CmpiOp(following.result, bound.result, "ult")
-        more.result.name_hint = "more"
+        guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks)
         then = Block()
-        then.add_ops([*fills(next_chunk.result, next_buffer.result, True), scf.YieldOp()])
+        then.add_ops([*fills(next_chunk, next_buffer, True), scf.YieldOp()])
         steady = [
-            following,
-            next_chunk,
-            next_buffer,
-            bound,
-            more,
-            scf.IfOp(more.result, [], Region(then)),
+            *guard,
+            scf.IfOp(more, [], Region(then)),
             kernel.CpAsyncCommitOp(),
             kernel.CpAsyncWaitOp(1),
             kernel.BarrierOp(),

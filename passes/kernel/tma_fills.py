@@ -39,7 +39,7 @@ from xdsl.rewriter import InsertPoint
 from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.kernel import TMA_ALIGNMENT, swizzle_repeat
-from deplodock.passes.kernel.stage_fills import double_buffers, index_constant
+from deplodock.passes.kernel.stage_fills import double_buffers, index_constant, next_chunk_guard
 
 
 def box_copies(
@@ -126,15 +126,9 @@ def lower_tma(
         InsertPoint.before(for_op),
     )
 
-    following = apply_op(d0 + 1, [iv], "following")
-    # The same value where the guard holds, and provably a chunk index everywhere.
-    next_chunk = apply_op((d0 + 1) % chunks, [iv], f"{name}_next")
-    next_buffer = apply_op((d0 + 1) % 2, [iv], "buf_next")
-    bound = index_constant(chunks, f"c{chunks}")
-    more = arith.CmpiOp(following.result, bound.result, "ult")
-    more.result.name_hint = "more"
+    guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks)
     issuer = Block()
-    issuer.add_ops([*issue(next_chunk.result, next_buffer.result), scf.YieldOp()])
+    issuer.add_ops([*issue(next_chunk, next_buffer), scf.YieldOp()])
     guarded = Block()
     guarded.add_ops([scf.IfOp(lead.result, [], Region(issuer)), scf.YieldOp()])
     parity = apply_op((d0 // 2) % 2, [iv], "parity")
@@ -142,12 +136,8 @@ def lower_tma(
         bar.result, AffineMap(1, 0, (d0,)), [current.results[0]], parity.result
     )
     steady = [
-        following,
-        next_chunk,
-        next_buffer,
-        bound,
-        more,
-        scf.IfOp(more.result, [], Region(guarded)),
+        *guard,
+        scf.IfOp(more, [], Region(guarded)),
         parity,
         wait,
     ]
