@@ -307,16 +307,9 @@ class MaterializeKernel(RewritePattern):
                 if isinstance(s, tile.StageOp) and s.buffer_count == 2
             ]
             if buffered and tid is not None:
-                mode = "sync"
-                if is_pipelined(for_op):
-                    mode = "prefetch"  # the slabs loaded into registers ahead
-                    if all(s.is_async for s in buffered):
-                        mode = "async"
-                    elif any(s.is_async for s in buffered):
-                        mode = "mixed"  # cp.async for some, register prefetch for the rest
-                    if all(s.is_tma for s in buffered):
-                        mode = "tma"
-                lower_buffered(for_op, buffered, tid, threads, mode, rewriter)
+                lower_buffered(
+                    for_op, buffered, tid, threads, _rotation(for_op, buffered), rewriter
+                )
         stages = [o for o in new_block.walk() if isinstance(o, tile.StageOp)]
         # Adjacent stages share their barriers: one before the first fill, one after the last.
         runs = [
@@ -326,6 +319,18 @@ class MaterializeKernel(RewritePattern):
         for stage, (first, last) in zip(stages, runs, strict=True):
             _lower_stage(stage, tid, threads, rewriter, first, last)
         rewriter.replace(op, new)
+
+
+def _rotation(for_op: loop.ForOp, buffered: list[tile.StageOp]) -> str:
+    """How ``lower_buffered`` rotates a loop of double-buffered slabs."""
+    if not is_pipelined(for_op):
+        return "sync"
+    if all(s.is_tma for s in buffered):
+        return "tma"
+    if all(s.is_async for s in buffered):
+        return "async"
+    # Register prefetch for the slabs loaded into registers; "mixed" when others are async.
+    return "mixed" if any(s.is_async for s in buffered) else "prefetch"
 
 
 def _lower_stage(

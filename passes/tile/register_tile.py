@@ -71,7 +71,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr
+from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -84,7 +84,7 @@ from xdsl.traits import MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.affine_syntax import apply_op
+from deplodock.dialects.affine_syntax import apply_op, expr_linear_form, linear_form
 from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
 from deplodock.passes.tile.matmul_tile import (
     BLOCK_TILE,
@@ -145,7 +145,8 @@ def stored_both_ways(reduces: list[loop.ForOp]) -> bool:
     filled by register prefetch) and of another does not (``w[k, n]``: stored in the
     source's order, filled by cp.async). The cost model has tiles for such products
     (``torch.matmul``'s) of their own (``Candidate.mixed``). Only when every such load
-    indexes linearly, as ``stage-inputs`` needs to stage its slab: attention's P.V reads
+    indexes linearly (``linear_form``), as ``stage-inputs`` needs to stage its slab
+    (``stage_k_chunks``): attention's P.V reads
     a shared K/V head as ``v[h floordiv 8, ..]`` (grouped-query), which stays in global
     memory, and its loop is no mixed rotation."""
     along_k: set[bool] = set()
@@ -157,19 +158,20 @@ def stored_both_ways(reduces: list[loop.ForOp]) -> bool:
                 continue
             walks = [_depends_on(i, iv, memo) for i in load.indices]
             if any(walks):
-                if not all(_linear(e) for e in load.map.data.results):
+                if not _indexes_linearly(load):
                     return False
                 last = load.map.data.results[-1].used_dims()
                 along_k.add(any(walks[d] for d in last))
     return along_k == {True, False}
 
 
-def _linear(expr: AffineExpr) -> bool:
-    """Sums and products only (no ``floordiv``, ``mod``, ``ceildiv``)."""
-    if isinstance(expr, AffineBinaryOpExpr):
-        linear_kinds = (AffineBinaryOpKind.Add, AffineBinaryOpKind.Mul)
-        return expr.kind in linear_kinds and _linear(expr.lhs) and _linear(expr.rhs)
-    return True
+def _indexes_linearly(load: loop.LoadOp) -> bool:
+    """Whether every index of ``load`` is linear in the values it is computed from
+    (``linear_form``): what ``stage_k_chunks`` needs to stage the load's slab."""
+    forms = [linear_form(i) for i in load.indices]
+    if any(form is None for form in forms):
+        return False
+    return all(expr_linear_form(e, forms) is not None for e in load.map.data.results)  # type: ignore[arg-type]
 
 
 def _factor(extent: int, factor: int, reused: bool) -> int:
