@@ -13,6 +13,7 @@ it is, but the syntax and the invariants are written once here:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -51,6 +52,19 @@ from deplodock.dialects.affine_syntax import (
     print_indices,
     row_major_offset,
 )
+
+
+def element_bytes(element_type: Attribute) -> int:
+    """Bytes one element of ``element_type`` takes (at least 1; 32-bit where the type
+    names no width)."""
+    width = getattr(element_type, "bitwidth", None)
+    width = width or getattr(getattr(element_type, "width", None), "data", 32)
+    return max(1, int(width) // 8)
+
+
+def memref_bytes(type_: MemRefType) -> int:
+    """Size of a memref, in bytes."""
+    return math.prod(type_.get_shape()) * element_bytes(type_.element_type)
 
 
 class LoadBase(IRDLOperation):
@@ -349,9 +363,17 @@ def vector_access(access: LoadBase | StoreBase, loop: Operation, width: int) -> 
     expression; other indices defined inside the loop are not known to be uniform. The
     buffer itself must start 16-byte aligned; the runtime checks every pointer it passes.
     """
-    iv = loop.regions[0].block.args[0]
     buffer = access.buffer.type
     assert isinstance(buffer, MemRefType)
-    kinds = [_value_lanes(value, iv, loop, width) for value in access.indices]
-    offset = row_major_offset(access.map.data, buffer.get_shape())
+    return contiguous_lanes(buffer, access.map.data, access.indices, loop, width)
+
+
+def contiguous_lanes(
+    buffer: MemRefType, map: AffineMap, indices: Sequence[SSAValue], loop: Operation, width: int
+) -> bool:
+    """``vector_access`` for any access of ``buffer`` at ``map`` over ``indices`` (one side
+    of a ``kernel.cp_async``, say)."""
+    iv = loop.regions[0].block.args[0]
+    kinds = [_value_lanes(value, iv, loop, width) for value in indices]
+    offset = row_major_offset(map, buffer.get_shape())
     return _lanes(offset, kinds, width) == _CONTIGUOUS

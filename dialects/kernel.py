@@ -76,7 +76,9 @@ from xdsl.utils.exceptions import VerifyException
 from deplodock.dialects.access import (
     LoadBase,
     StoreBase,
+    element_bytes,
     kernel_block,
+    memref_bytes,
     parse_signature,
     print_kernel_name,
     print_signature,
@@ -312,10 +314,7 @@ class _ArrayOp(IRDLOperation):
     def size_bytes(self) -> int:
         type_ = self.result.type
         assert isinstance(type_, MemRefType)
-        count = 1
-        for extent in type_.get_shape():
-            count *= extent
-        return count * _element_bytes(type_.element_type)
+        return memref_bytes(type_)
 
     def verify_(self) -> None:
         kernel = enclosing_kernel(self)
@@ -411,11 +410,6 @@ class LocalOp(_ArrayOp):
 
     name = "kernel.local"
     WHAT: ClassVar[str] = "a thread's local array"
-
-
-def _element_bytes(type_: Attribute) -> int:
-    width = getattr(type_, "bitwidth", None) or getattr(getattr(type_, "width", None), "data", 32)
-    return max(1, int(width) // 8)
 
 
 def _depends_on_thread(value: SSAValue, seen: set[SSAValue] | None = None) -> bool:
@@ -656,14 +650,12 @@ class CpAsyncOp(IRDLOperation):
         target_map: AffineMap,
         indices: Sequence[SSAValue],
     ):
-        both = AffineMap(len(indices), 0, (*source_map.results, *target_map.results))
-        both, operands = index_map_for(both, indices)
-        rank = len(source_map.results)
+        (source_map, target_map), operands = _joined([(source_map, indices), (target_map, indices)])
         super().__init__(
             operands=[source, target, operands],
             properties={
-                "source_map": AffineMapAttr(AffineMap(both.num_dims, 0, both.results[:rank])),
-                "target_map": AffineMapAttr(AffineMap(both.num_dims, 0, both.results[rank:])),
+                "source_map": AffineMapAttr(source_map),
+                "target_map": AffineMapAttr(target_map),
             },
         )
 
@@ -1153,10 +1145,7 @@ class TmaLoadOp(IRDLOperation):
     def box_bytes(self) -> int:
         src = self.source.type
         assert isinstance(src, MemRefType)
-        count = 1
-        for extent in self.box_shape:
-            count *= extent
-        return count * _element_bytes(src.element_type)
+        return math.prod(self.box_shape) * element_bytes(src.element_type)
 
     def _fail(self, rule: str) -> VerifyException:
         return VerifyException(f"kernel.tma_load: {rule}")
@@ -1174,7 +1163,7 @@ class TmaLoadOp(IRDLOperation):
         if not isinstance(self.target.owner, SharedOp):
             raise self._fail("the target must be a kernel.shared array")
         box, shape, stored = self.box_shape, src.get_shape(), dst.get_shape()
-        element = _element_bytes(src.element_type)
+        element = element_bytes(src.element_type)
         broken = tma_box_rule(box, element, shape, self.swizzle_bytes)
         if broken is not None:
             raise self._fail(broken)

@@ -29,6 +29,7 @@ are reused unchanged: the tile level adds only what the loop level cannot say.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,6 +63,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from deplodock.dialects.access import (
     buffer_type,
+    element_bytes,
+    memref_bytes,
     parse_signature,
     print_kernel_name,
     print_signature,
@@ -160,11 +163,7 @@ class KernelOp(IRDLOperation):
         return self.body.block.args[self.num_axes + len(self.inputs) :]
 
     def threads_per_block(self) -> int:
-        count = 1
-        for _, extent, binding in self.axes:
-            if binding == "thread":
-                count *= extent
-        return count
+        return math.prod(extent for _, extent, binding in self.axes if binding == "thread")
 
     def axis_of(self, value: SSAValue) -> tuple[int, str] | None:
         """(extent, binding) when ``value`` is one of this kernel's axes."""
@@ -397,15 +396,6 @@ class CombineOp(IRDLOperation):
         return op
 
 
-def memref_bytes(type_: MemRefType) -> int:
-    """Size of a memref of 16/32/64-bit elements, in bytes."""
-    count = 1
-    for extent in type_.get_shape():
-        count *= extent
-    width = getattr(type_.element_type, "bitwidth", 32)
-    return count * max(1, int(width) // 8)
-
-
 @irdl_op_definition
 class StageOp(IRDLOperation):
     """``%s = tile.stage %x_b[0, %a0, 0] : memref<1x32x2048xf32> -> memref<2048xf32>``
@@ -545,8 +535,7 @@ class StageOp(IRDLOperation):
 
     @property
     def element_bytes(self) -> int:
-        element = self.source.type.element_type  # type: ignore[attr-defined]
-        return max(1, int(getattr(element, "bitwidth", 32)) // 8)
+        return element_bytes(self.source.type.element_type)  # type: ignore[attr-defined]
 
     @property
     def written_shape(self) -> tuple[int, ...]:
@@ -692,7 +681,7 @@ class StageOp(IRDLOperation):
                 "tile.stage: a tma stage needs buffers 2 (the copy of the next chunk lands "
                 "while this one is read)"
             )
-        element = max(1, int(getattr(src.element_type, "bitwidth", 32)) // 8)
+        element = self.element_bytes
         pieces = list(box[:-1]) + [width or box[-1]]
         broken = tma_box_rule(pieces, element, src.get_shape(), None)
         if broken is not None:

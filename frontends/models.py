@@ -431,7 +431,7 @@ def capture_model(
     from deplodock.frontends.export import export_module
 
     built = model_program(name, layers=layers, seq=seq, part=part, device=device, seed=seed)
-    built.program = export_module(built.module.eval(), built.example_inputs, built.name)
+    built.program = export_module(built.module, built.example_inputs, built.name)
     return built
 
 
@@ -449,12 +449,9 @@ def model_program(
     if part not in PARTS:
         raise UserInputError(f"part must be one of {', '.join(PARTS)}, not '{part}'")
     spec = _spec(name)
-    skip: frozenset[str] = frozenset()
-    if part == "layer":
-        config = _config(spec, 1, vocab=1)
-        skip = _VOCAB_TENSORS  # built with a vocabulary of one: a checkpoint's don't fit
-    else:
-        config = _config(spec, layers)
+    config = _config(spec, *_built_size(part, layers))
+    # A layer is built with a vocabulary of one: a checkpoint's vocabulary tensors don't fit.
+    skip = _VOCAB_TENSORS if part == "layer" else frozenset()
     limit = int(getattr(config, "max_position_embeddings", seq) or seq)
     if not 1 <= seq <= limit:
         raise UserInputError(f"{spec.name} takes 1…{limit} positions; --seq {seq} is out of range")
@@ -470,6 +467,12 @@ def model_program(
     count = "1 layer" if part == "layer" else _layers_text(config.num_hidden_layers)
     what = f"{spec.name}, {'first decoder layer' if part == 'layer' else count}, seq {seq}"
     return CapturedModel(module.eval(), inputs, None, what)
+
+
+def _built_size(part: str, layers: int | None) -> tuple[int | None, int | None]:
+    """(layers, vocabulary) a part is built with: one layer and a vocabulary of one for
+    the first decoder layer (the program cache's key must say the same: one place)."""
+    return (1, 1) if part == "layer" else (layers, None)
 
 
 def program_identity(
@@ -490,10 +493,7 @@ def program_identity(
     from importlib.metadata import PackageNotFoundError, version
 
     spec = _spec(name)
-    if part == "layer":
-        fields = _config_fields(spec, 1, vocab=1, check=False)
-    else:
-        fields = _config_fields(spec, layers, check=False)
+    fields = _config_fields(spec, *_built_size(part, layers), check=False)
     try:
         transformers_version = version("transformers")
     except PackageNotFoundError:

@@ -275,11 +275,8 @@ def _load(args: argparse.Namespace, steps: _Steps, device: str = "cpu"):
         spec = resolve(args.file)  # an unknown name is told before transformers is missed
         with steps.step("import transformers"):
             require_transformers()
-        seq = args.seq if args.seq is not None else DEFAULT_SEQ
         with steps.step("capture (torch.export)"):
-            captured = capture_model(
-                spec, layers=args.layers, seq=seq, part=args.part or "model", device=device
-            )
+            captured = capture_model(spec, device=device, **_model_options(args))
         steps.title = captured.source
     else:
         from deplodock.frontends.expression import capture_expression
@@ -350,6 +347,8 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
     if steps.progress and levels:
         bar = _Bar(f"lower to {to}", len(passes_between(start, to)))
     for level in levels:
+        if level == "tile" and "kernel" in levels and not (stats or report):
+            continue  # lowered with the kernel level: the memo then copies each kernel once
         with steps.step(f"lower to {level}", show=bar is None):
             if stats or report:
                 lower(module, to=level, observer=observer)
@@ -687,9 +686,8 @@ def _model_key(args: argparse.Namespace, device: str) -> str:
 
 def _model_unexported(args: argparse.Namespace, device: str):
     """The model ``_load`` would capture, built on ``device`` but not exported."""
-    from deplodock.frontends.models import model_program, require_transformers, resolve
+    from deplodock.frontends.models import model_program, resolve
 
-    require_transformers()
     return model_program(resolve(args.file), device=device, **_model_options(args))
 
 

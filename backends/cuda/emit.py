@@ -60,12 +60,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import IO, NamedTuple
+from typing import IO
 
 import numpy as np
 from xdsl.dialects import affine, arith, scf
 from xdsl.dialects.builtin import (
-    AffineMapAttr,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -88,7 +87,7 @@ from xdsl.ir.affine import (
 
 from deplodock.backends.cuda.tensor_maps import TensorMapSpec, kernel_tensor_maps, spec_of
 from deplodock.dialects import kernel
-from deplodock.dialects.access import vector_access
+from deplodock.dialects.access import contiguous_lanes, element_bytes, vector_access
 from deplodock.dialects.affine_syntax import (
     expr_range,
     format_expr,
@@ -99,18 +98,6 @@ from deplodock.dialects.combine import combine_kind
 from deplodock.dialects.loop import vector_of
 
 INT32_MAX = 2**31 - 1
-
-
-class _CopySide(NamedTuple):
-    """One side of a ``kernel.cp_async`` as ``vector_access`` reads an access."""
-
-    buffer: SSAValue
-    map: AffineMapAttr
-    indices: Sequence[SSAValue]
-
-
-def _element_bytes(buffer: SSAValue) -> int:
-    return max(1, int(getattr(buffer.type.element_type, "bitwidth", 32)) // 8)  # type: ignore[attr-defined]
 
 
 VECTOR_TYPES = {"float": "float", "int": "int"}
@@ -682,13 +669,13 @@ class _KernelEmitter:
         """One element (4 bytes, L1-cached: ``.ca``, all a transposed slab's scatter
         allows), or ``elements`` consecutive ones from a vector loop (``_wide_copy``):
         16 bytes bypass L1 (``.cg``), as the slab is read from shared memory only."""
-        target = self.access(op.target, op.target_map.data, op.indices)
+        target = self._shared_address(op.target, op.target_map.data, op.indices)
         source = self.access(op.source, op.source_map.data, op.indices)
-        size = elements * _element_bytes(op.source)
+        size = elements * element_bytes(op.source.type.element_type)  # type: ignore[attr-defined]
         cache = "cg" if size == 16 else "ca"
         self.line(
             f'asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};\\n" :: '
-            f'"r"((unsigned)__cvta_generic_to_shared(&{target})), "l"(&{source}) : "memory");'
+            f'"r"({target}), "l"(&{source}) : "memory");'
         )
 
     def cp_async_commit(self, op: kernel.CpAsyncCommitOp) -> None:
@@ -871,13 +858,14 @@ class _KernelEmitter:
         body = [o for o in op.body.block.ops if not isinstance(o, affine.ApplyOp | kernel.YieldOp)]
         if len(body) != 1 or not isinstance(copy := body[0], kernel.CpAsyncOp):
             return None
-        if vector * _element_bytes(copy.source) not in (4, 8, 16):
+        if vector * element_bytes(copy.source.type.element_type) not in (4, 8, 16):  # type: ignore[attr-defined]
             return None
-        sides = (
-            _CopySide(copy.source, copy.source_map, copy.indices),
-            _CopySide(copy.target, copy.target_map, copy.indices),
+        sides = ((copy.source, copy.source_map), (copy.target, copy.target_map))
+        contiguous = all(
+            contiguous_lanes(buffer.type, map.data, copy.indices, op, vector)  # type: ignore[arg-type]
+            for buffer, map in sides
         )
-        return copy if all(vector_access(side, op, vector) for side in sides) else None
+        return copy if contiguous else None
 
     @staticmethod
     def _wide_accesses(op: kernel.ForOp, vector: int) -> list[kernel.LoadOp | kernel.StoreOp]:

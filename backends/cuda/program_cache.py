@@ -76,7 +76,7 @@ from .nvrtc import (
     nvrtc_version,
     parse_ptxas_resources,
 )
-from .runtime import CompiledProgram, ExecutionPlan, Step, ValueInfo
+from .runtime import CompiledProgram, ExecutionPlan, Step, ValueInfo, dtype_text
 from .tensor_maps import TensorMapSpec
 
 __all__ = [
@@ -205,10 +205,6 @@ def default_program_cache() -> ProgramCache | None:
 # ------------------------------------------------------------------------ the file format
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
 def _dtype(name: str) -> torch.dtype:
     dtype = getattr(torch, name)
     if not isinstance(dtype, torch.dtype):
@@ -246,7 +242,7 @@ def _encode(key: str, entry: ProgramEntry) -> bytes:
         "plan": {
             "arg_names": list(plan.arg_names),
             "values": [
-                [v.id, v.name, list(v.shape), _dtype_name(v.dtype), v.nbytes, v.kind]
+                [v.id, v.name, list(v.shape), dtype_text(v.dtype), v.nbytes, v.kind]
                 + [v.first, v.last, v.offset]
                 for v in plan.values
             ],
@@ -260,7 +256,7 @@ def _encode(key: str, entry: ProgramEntry) -> bytes:
         },
         "units": units,
         "inputs": [
-            [i.name, i.kind, i.target, list(i.shape), _dtype_name(i.dtype)] for i in entry.inputs
+            [i.name, i.kind, i.target, list(i.shape), dtype_text(i.dtype)] for i in entry.inputs
         ],
         "kernel_names": list(entry.kernel_names),
         "constants": constants,

@@ -274,7 +274,7 @@ class CompiledProgram:
         for i in step.inputs:
             info, pointer = self.plan.values[i], pointers[i]
             address = pointer.data_ptr() if isinstance(pointer, torch.Tensor) else pointer.value
-            dtype = str(info.dtype).removeprefix("torch.")
+            dtype = dtype_text(info.dtype)
             described.append((address, info.shape, dtype, info.dtype.itemsize))
         return tensor_map_arguments(step.tensor_maps, described, cache)
 
@@ -561,10 +561,10 @@ def check_tensor(
 ) -> torch.Tensor:
     """``tensor`` if it is a tensor of ``shape`` and ``dtype``, contiguous, on a CUDA
     device (checked in that order), else an ``InputError`` about ``what``."""
-    want = f"{_shape_text(shape)} {_dtype_text(dtype)}"
+    want = f"{_shape_text(shape)} {dtype_text(dtype)}"
     if not isinstance(tensor, torch.Tensor):
         raise InputError(f"{what}: expected a tensor {want}, got {type(tensor).__name__}")
-    got = f"{_shape_text(tuple(tensor.shape))} {_dtype_text(tensor.dtype)}"
+    got = f"{_shape_text(tuple(tensor.shape))} {dtype_text(tensor.dtype)}"
     if tuple(tensor.shape) != tuple(shape):
         raise InputError(f"{what}: expected shape {want}, got {got}")
     if tensor.dtype != dtype:
@@ -587,7 +587,8 @@ def _shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ")"
 
 
-def _dtype_text(dtype: torch.dtype) -> str:
+def dtype_text(dtype: torch.dtype) -> str:
+    """``torch.float32`` as ``float32``: how messages and the program cache name a dtype."""
     return str(dtype).removeprefix("torch.")
 
 

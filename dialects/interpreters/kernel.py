@@ -288,6 +288,7 @@ class SharedArray(_Array):
         self.tma_pending = np.full((blocks, size), -1, np.int64)
         self.tma_slot = np.full((blocks, size), -1, np.int64)
         self.tma_phase = np.full((blocks, size), -1, np.int64)
+        self.has_tma = False  # no TMA copy has targeted it: the checks above can skip TMA
 
     def element(self, e: int) -> str:
         if not self.shape:
@@ -391,6 +392,8 @@ def _check_in_flight(op: Operation, state: BlockSimt, shared: SharedArray, b, t,
             f"{state.lanes.thread(pending[i])}'s cp.async to it is still in flight (no "
             "kernel.cp_async_wait covers it yet)"
         )
+    if not shared.has_tma:
+        return
     tma = shared.tma_pending[b, e]
     if (tma >= 0).any():
         i = int(np.argmax(tma >= 0))
@@ -523,7 +526,8 @@ def check_write(
     shared.w_epoch[b, e] = epoch
     shared.w_thread[b, e] = t
     shared.w_op[b, e] = state.op_id(op)
-    shared.tma_slot[b, e] = -1
+    if shared.has_tma:
+        shared.tma_slot[b, e] = -1
 
 
 class MBarrierArray:
@@ -879,6 +883,7 @@ class KernelBodyFunctions(SimtFunctions):
             e = base + offsets
             rows, threads = np.full(count, row), np.full(count, thread)
             check_write(op, state, target, rows, threads, e, values, write=False)
+            target.has_tma = True
             target.tma_pending[rows, e] = array.base + index
             array.pending.setdefault((row, index), []).append(
                 PendingTma(op, target, rows, threads, e, values, count * element)

@@ -63,7 +63,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import kernel, loop, tile
-from deplodock.dialects.access import vector_access
+from deplodock.dialects.access import contiguous_lanes, vector_access
 from deplodock.dialects.affine_syntax import apply_op
 
 FILL_VECTOR = 4  # elements a thread copies at once: one 16-byte access
@@ -133,8 +133,15 @@ def fill_loop(
         fill.body.block.add_ops([load, store])
         # A transposed slab's stores go to four rows, one element each.
         wide = (load,) if stage.is_transposed or buffer is not None else (load, store)
-    if copy_async:
-        vectorizable = _source_contiguous(stage, fill, source_map, origin_operands)
+    if copy_async:  # four consecutive flat elements four consecutive, aligned sources
+        source = [*origin_operands, fill.induction_var]
+        vectorizable = contiguous_lanes(
+            stage.source.type,
+            source_map,
+            source,
+            fill,
+            FILL_VECTOR,  # type: ignore[arg-type]
+        )
     else:
         vectorizable = all(vector_access(access, fill, FILL_VECTOR) for access in wide)
     if fill.upper.data % FILL_VECTOR == 0 and vectorizable:
@@ -200,18 +207,6 @@ def prefetch_loops(
         loads.append(load_loop)
         stores.append(store_loop)
     return local, loads, stores
-
-
-def _source_contiguous(stage, fill, source_map, origin_operands) -> bool:
-    """Whether four consecutive flat elements are four consecutive, aligned source
-    elements (what a vector loop of ``cp.async`` copies wants, as a load would)."""
-    probe = kernel.LoadOp(stage.source, source_map, [*origin_operands, fill.induction_var])
-    fill.body.block.add_op(probe)
-    try:
-        return vector_access(probe, fill, FILL_VECTOR)
-    finally:
-        probe.detach()
-        probe.erase()
 
 
 def index_constant(value: int, hint: str | None = None) -> arith.ConstantOp:

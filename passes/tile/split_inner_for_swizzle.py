@@ -67,7 +67,7 @@ def splits_for(stage: tile.StageOp, span: int) -> int:
     wider than ``span`` bytes and a multiple of it, else 0 (left whole)."""
     if not stage.is_tma or stage.split_width:
         return 0
-    element = max(1, int(getattr(stage.source.type.element_type, "bitwidth", 32)) // 8)  # type: ignore[attr-defined]
+    element = stage.element_bytes
     width = span // element
     inner = stage.box_shape[-1]
     if width < 1 or inner <= width or inner % width:

@@ -58,7 +58,7 @@ def copies_by_tma(stage: tile.StageOp, sm: int, for_op: loop.ForOp | None = None
     if for_op is not None and for_op.extent < 2:
         return False
     source = stage.source.type
-    element = max(1, int(getattr(source.element_type, "bitwidth", 32)) // 8)  # type: ignore[attr-defined]
+    element = stage.element_bytes
     box = stage.box_shape
     if tma_box_rule(box, element, source.get_shape(), None) is not None:  # type: ignore[attr-defined]
         return False
