@@ -36,8 +36,14 @@ def copies_async(stage: tile.StageOp, sm: int, narrow: bool = False) -> bool:
     """Cost function: a double-buffered slab on a target with cp.async, stored in the
     source's order (16-byte copies). A transposed slab would be copied 4 bytes at a time,
     measured slower than register prefetch (session 3, square 4096: 3947 vs 3031 us
-    single-buffered); ``narrow`` takes it anyway (tests)."""
-    return stage.buffer_count == 2 and sm >= 80 and (narrow or not stage.is_transposed)
+    single-buffered); ``narrow`` takes it anyway (tests). Elements of 4 bytes or more:
+    ``cp.async`` copies 4, 8 or 16 bytes, so a half-precision element alone cannot go."""
+    return (
+        stage.buffer_count == 2
+        and sm >= 80
+        and stage.element_bytes >= 4
+        and (narrow or not stage.is_transposed)
+    )
 
 
 @dataclass(frozen=True)
