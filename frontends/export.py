@@ -41,7 +41,7 @@ from __future__ import annotations
 import operator
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,7 +84,9 @@ __all__ = [
     "graph_outputs",
     "import_program",
     "program_fingerprint",
+    "lowered_targets",
     "source_location",
+    "to_core_aten",
     "torch_dtype",
 ]
 
@@ -518,12 +520,48 @@ def export_module(
     first paragraph of torch's message."""
     try:
         with torch.no_grad():
-            return torch.export.export(module, inputs, strict=False)
+            ep = torch.export.export(module, inputs, strict=False)
+            return to_core_aten(ep, lowered_targets())
     except Exception as e:
         message = str(e).strip().split("\n\n", 1)[0][:400]
         raise UserInputError(
             f"torch.export could not capture {name}: {type(e).__name__}: {message}"
         ) from None
+
+
+def to_core_aten(
+    ep: torch.export.ExportedProgram, keep: Collection[str]
+) -> torch.export.ExportedProgram:
+    """``ep`` with every ATen op outside ``keep`` decomposed by PyTorch's own tables
+    (``torch.export.default_decompositions()``, the Core ATen decompositions Inductor
+    starts from), the ops in ``keep`` left whole.
+
+    ``keep`` is what the compiler lowers itself (``deplodock.passes.torch.decompose.
+    supported_targets``): its fused forms (sdpa, rms_norm, softmax, linear, silu) stay
+    whole, and so does every op it already knows, so a program made only of those is
+    returned as it is, not re-traced (its IR, and its kernels, are what they were)."""
+    def foreign(node: torch.fx.Node) -> bool:
+        target = node.target
+        return (
+            node.op == "call_function"
+            and isinstance(target, torch._ops.OpOverload)
+            and bool(target._schema.returns)
+            and _target_name(target) not in keep
+        )
+
+    if not any(foreign(node) for node in ep.graph.nodes):
+        return ep
+    table = torch.export.default_decompositions()
+    for op in [op for op in table if _target_name(op) in keep]:
+        del table[op]
+    return ep.run_decompositions(table)
+
+
+def lowered_targets() -> frozenset[str]:
+    """The ATen overloads the torch → tensor decompositions lower themselves."""
+    from deplodock.passes.torch.decompose import supported_targets
+
+    return frozenset(supported_targets())
 
 
 def import_program(ep: torch.export.ExportedProgram, name: str = "forward") -> ImportedProgram:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import torch
 
 from deplodock.frontends.errors import UserInputError
+from deplodock.frontends.export import lowered_targets, to_core_aten
 
 __all__ = ["CapturedExpression", "capture_expression", "EXPRESSION_FILE"]
 
@@ -246,6 +247,7 @@ def capture_expression(src: str) -> CapturedExpression:
     try:
         with _quiet_torch():
             program = torch.export.export(module, inputs)
+            program = to_core_aten(program, lowered_targets())
     except Exception as e:
         raise UserInputError(
             f"torch.export could not capture the expression: {type(e).__name__}: {_shorten(str(e))}"

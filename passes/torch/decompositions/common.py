@@ -291,20 +291,23 @@ def count(shape: Sequence[int], dims: Sequence[int]) -> int:
 # -------------------------------------------------------------------- provenance
 
 
-def record_provenance(op: AtenOp, emitted: Sequence[Operation], result: SSAValue) -> None:
+def record_provenance(
+    op: AtenOp, emitted: Sequence[Operation], result: SSAValue, replaced: SSAValue | None = None
+) -> None:
     """Every op `op` decomposed into, nested ones included, names `op` in its location
     (see `deplodock.dialects.torch`), after any torch op it already names (a folded view).
 
     A decomposition that emits nothing and returns an existing value (`to` its own dtype,
     `contiguous`) is computed by whatever reads that value: each torch op using the result
-    names `op` too, so its own decomposition carries it on.
+    (`replaced`, the op's first when not given) names `op` too, so its own decomposition
+    carries it on.
     """
     location = op.location
     for new in emitted:
         for inner in new.walk():
             inner.location = merge_locations(inner.location, location)
     if result.owner not in emitted:
-        for use in list(op.results[0].uses):
+        for use in list((replaced or op.results[0]).uses):
             if isinstance(use.operation, AtenOp):
                 use.operation.location = merge_locations(location, use.operation.location)
 
@@ -325,29 +328,40 @@ class Decomposition(RewritePattern, ABC):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: AtenOp, rewriter: PatternRewriter) -> None:
-        if op.overload not in self.targets or len(op.results) != 1:
+        if op.overload not in self.targets:
             return
         emit = Emitter(op)
         try:
-            result = self.decompose(op, emit)
+            value = self.decompose(op, emit)
         except Unsupported as e:
             self.reasons[op] = str(e)
             for new in reversed(emit.ops):  # built before the refusal: drop their uses
                 new.erase(safe_erase=False)
             return
-        if result.type != op.results[0].type:
+        results = [value] if isinstance(value, SSAValue) else list(value)
+        if len(results) != len(op.results):
             raise AssertionError(
-                f"decomposing {op.overload} gave {result.type}, expected {op.results[0].type}"
+                f"decomposing {op.overload} gave {len(results)} results, "
+                f"expected {len(op.results)}"
             )
-        # The result prints as the torch op did; the rest must not take that name first.
+        for got, want in zip(results, op.results, strict=True):
+            if got.type != want.type:
+                raise AssertionError(
+                    f"decomposing {op.overload} gave {got.type}, expected {want.type}"
+                )
+        # The results print as the torch op's did; the rest must not take those names.
+        names = {r.name_hint for r in op.results} | {emit.name}
         for new in emit.ops:
-            if new.results[0].name_hint in (None, emit.name):
+            if new.results[0].name_hint in (None, *names):
                 new.results[0].name_hint = f"{emit.name}_t"
-        if result.owner in emit.ops:
-            result.name_hint = emit.name
-        record_provenance(op, emit.ops, result)
-        rewriter.replace(op, emit.ops, [result])
+        for got, want in zip(results, op.results, strict=True):
+            if got.owner in emit.ops:
+                got.name_hint = want.name_hint or emit.name
+        for got, want in zip(results, op.results, strict=True):
+            record_provenance(op, emit.ops, got, want)
+        rewriter.replace(op, emit.ops, results)
 
     @abstractmethod
-    def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue:
-        """The value of `op`'s result, built with `emit` (raise Unsupported to decline)."""
+    def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue | Sequence[SSAValue]:
+        """The value of `op`'s result (a sequence of them, one per result, for ops with
+        several: `var_mean`, `max.dim`), built with `emit` (raise Unsupported to decline)."""

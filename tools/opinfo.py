@@ -1,0 +1,461 @@
+"""PyTorch's OpInfo database as deplodock's conformance suite.
+
+    python -m deplodock.opinfo                         # every entry, float32, the table
+    python -m deplodock.opinfo --filter erf,clamp -v   # a few entries, every sample's verdict
+    python -m deplodock.opinfo --dtype bfloat16 --samples 4 --out table.md --json table.json
+    python -m deplodock.opinfo --device cuda           # through deplodock.compile on the GPU
+
+Each entry of ``torch.testing._internal.common_methods_invocations.op_db`` (the suite
+Inductor's ``test_torchinductor_opinfo.py`` tests itself on) gives sample inputs for a
+dtype. Every sample becomes a program of its tensors (the tensors the sample holds, in
+its input, its positional and its keyword arguments, are the program's inputs; the rest
+are constants of the program), is captured with ``torch.export``, lowered, and compared
+with eager PyTorch on the same inputs:
+
+- ``--device cpu`` (the default): lowered to the loop and the kernel level and run on the
+  numpy interpreters (the kernel level SIMT, with the race and bounds checks);
+  ``--levels loop,kernel,cuda`` also compiles the kernels with NVRTC for sm_90 (no GPU
+  needed) and fails a sample whose CUDA NVRTC rejects or whose kernels spill;
+- ``--device cuda``: compiled with ``deplodock.compile`` and run on the GPU, the outputs
+  poisoned first, compared with eager on CUDA.
+
+An entry's verdict is the worst of its samples':
+
+- ``pass``: every sample matched at torch's tolerance for the dtype;
+- ``refused``: some sample was refused cleanly before any work (an unsupported op with its
+  reason, a program torch.export cannot capture, outputs that are not tensors) and none
+  failed;
+- ``failed``: a sample gave a wrong answer (``mismatch``) or ended in an exception that is
+  not a clean refusal (``crash``): both are bugs.
+
+Entries whose meaning is random (``dropout``, ``rand_like``…) or whose samples give
+nothing to compare are listed as refused with that reason. Tolerances are torch's own
+(``torch.testing.assert_close``'s defaults for the dtype), widened as Inductor's OpInfo
+test does for 16-bit floats when the reference is computed in float64.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import signal
+import sys
+import time
+import traceback
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils import _pytree as pytree
+
+__all__ = ["EntryResult", "SampleResult", "check_entry", "entries", "main", "run"]
+
+VERDICTS = ("pass", "refused", "failed")
+
+
+@dataclass
+class SampleResult:
+    """One sample's verdict: pass, refused (with the reason) or mismatch/crash."""
+
+    verdict: str  # pass | refused | mismatch | crash
+    reason: str = ""
+
+
+@dataclass
+class EntryResult:
+    """One OpInfo entry (name and variant) and its samples' verdicts."""
+
+    name: str
+    samples: list[SampleResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        kinds = {s.verdict for s in self.samples}
+        if kinds & {"mismatch", "crash"}:
+            return "failed"
+        if "refused" in kinds or not kinds:
+            return "refused"
+        return "pass"
+
+    @property
+    def reason(self) -> str:
+        """The first reason of the samples that decided the verdict."""
+        order = ("crash", "mismatch", "refused")
+        for kind in order:
+            for s in self.samples:
+                if s.verdict == kind:
+                    return f"{kind}: {s.reason}" if kind != "refused" else s.reason
+        return ""
+
+
+# Entries whose result is random or depends on state the program does not see.
+_RANDOM = ("rand", "normal", "bernoulli", "multinomial", "dropout", "uniform", "randint",
+           "randn", "randperm", "exponential", "geometric", "cauchy", "log_normal", "poisson")
+
+
+def _is_random(op) -> bool:
+    """Whether the entry's results are random draws (dropout in training, sampling)."""
+    if "without_train" in full_name(op) or op.name.startswith("signal.windows"):
+        return False
+    words = op.name.replace(".", "_").split("_")
+    return any(w in _RANDOM for w in words) or "rand" in op.name or "dropout" in op.name
+
+
+def entries(names: Sequence[str] = ()) -> list:
+    """The OpInfo entries, optionally only those whose full name (``name.variant``)
+    contains one of ``names``."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    found = [op for op in op_db if not names or any(n in full_name(op) for n in names)]
+    return sorted(found, key=full_name)
+
+
+def full_name(op) -> str:
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+class _Program(torch.nn.Module):
+    """One sample as a module of its tensors: ``forward(*tensors)`` calls the op."""
+
+    def __init__(self, fn: Callable, spec, leaves: list, tensor_slots: list[int]):
+        super().__init__()
+        self.fn, self.spec, self.leaves, self.slots = fn, spec, leaves, tensor_slots
+
+    def forward(self, *tensors):
+        leaves = list(self.leaves)
+        for slot, t in zip(self.slots, tensors, strict=True):
+            leaves[slot] = t
+        args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return self.fn(*args, **kwargs)
+
+
+class Refused(Exception):
+    """A sample deplodock does not take, for a reason a user would be told."""
+
+
+def _program(op, sample) -> tuple[_Program, list[torch.Tensor]]:
+    args = (sample.input, *sample.args)
+    leaves, spec = pytree.tree_flatten((args, dict(sample.kwargs)))
+    slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+    for i in slots:
+        if leaves[i].layout != torch.strided:
+            raise Refused(f"a {leaves[i].layout} input (sparse layouts are not compiled)")
+        if leaves[i].is_complex():
+            raise Refused(f"a {leaves[i].dtype} input (complex numbers are not compiled)")
+    tensors = [leaves[i].detach().clone() for i in slots]
+    return _Program(op.op, spec, leaves, slots), tensors
+
+
+def _outputs(value: Any) -> list[torch.Tensor]:
+    leaves = pytree.tree_leaves(value)
+    if not leaves or not all(isinstance(v, torch.Tensor) for v in leaves):
+        kinds = sorted({type(v).__name__ for v in leaves}) or ["nothing"]
+        raise Refused(f"the op returns {', '.join(kinds)}, not tensors")
+    return leaves
+
+
+def tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    """(rtol, atol) of ``torch.testing.assert_close`` for ``dtype``, widened for 16-bit
+    floats as Inductor's OpInfo test widens them (its reference is eager in the dtype
+    too, rounded per op, where a fused kernel rounds once)."""
+    if dtype == torch.float16:
+        return 1e-2, 1e-3 * 5
+    if dtype == torch.bfloat16:
+        return 1.6e-2 * 2, 1e-5 * 1000
+    if dtype == torch.float64:
+        return 1e-7, 1e-7
+    if dtype == torch.float32:
+        return 1.3e-6 * 10, 1e-5 * 10
+    return 0.0, 0.0
+
+
+def _compare(got: Sequence[Any], want: Sequence[torch.Tensor]) -> str | None:
+    """None when every output matches; else what differs."""
+    if len(got) != len(want):
+        return f"{len(got)} outputs, expected {len(want)}"
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        g = torch.as_tensor(np.asarray(g)) if not isinstance(g, torch.Tensor) else g
+        g = g.cpu()
+        w = w.cpu()
+        if tuple(g.shape) != tuple(w.shape):
+            return f"output {k} has shape {tuple(g.shape)}, expected {tuple(w.shape)}"
+        if w.dtype == torch.bool or g.dtype == torch.bool:
+            if not torch.equal(g.to(torch.bool), w.to(torch.bool)):
+                return f"output {k}: {int((g.to(torch.bool) != w).sum())} booleans differ"
+            continue
+        rtol, atol = tolerance(w.dtype)
+        try:
+            torch.testing.assert_close(
+                g.to(w.dtype), w, rtol=rtol, atol=atol, equal_nan=True, check_dtype=False
+            )
+        except AssertionError as e:
+            first = str(e).strip().splitlines()
+            return f"output {k}: " + " ".join(line.strip() for line in first[:3])
+    return None
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    if seconds <= 0 or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def fire(signum, frame):
+        raise _Timeout(f"over {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    if t.dtype == torch.bfloat16:
+        from deplodock.dialects.interpreters.scalar import bf16_numpy
+
+        return bf16_numpy(t)
+    return t.numpy()
+
+
+def _check_interpreters(program: _Program, tensors: list[torch.Tensor], want, levels) -> str | None:
+    from deplodock.frontends.export import export_module, import_program
+    from deplodock.pipeline import lower
+
+    ep = export_module(program, tuple(tensors), "the sample")
+    imported = import_program(ep)
+    module = imported.module
+    args = {i.name: i for i in imported.inputs}
+    from deplodock.dialects.interpreters.run import run_forward
+
+    inputs = []
+    user = iter(tensors)
+    for gi in imported.inputs:
+        if gi.kind == "input":
+            inputs.append(_numpy(next(user)))
+        else:
+            inputs.append(_numpy(_lifted(ep, gi.target)))
+    del args
+    current = "torch"
+    for level in levels:
+        if level == "cuda":  # the kernel level's CUDA through NVRTC: no error, no spills
+            problem = _check_nvrtc(lower(module, to="kernel") if current != "kernel" else module)
+            if problem is not None:
+                return f"cuda: {problem}"
+            continue
+        module = lower(module, to=level) if level != current else module
+        current = level
+        got = run_forward(module, inputs)
+        problem = _compare(got, want)
+        if problem is not None:
+            return f"{level} level: {problem}"
+    return None
+
+
+def _check_nvrtc(module) -> str | None:
+    from deplodock.backends.cuda.emit import emit_cuda
+    from deplodock.backends.cuda.nvrtc import compile_cuda
+
+    compiled = compile_cuda(emit_cuda(module), arch="sm_90")
+    spilling = [name for name, r in compiled.resources.items() if r.spills]
+    return f"kernels spill registers: {', '.join(spilling)}" if spilling else None
+
+
+def _lifted(ep: torch.export.ExportedProgram, target: str) -> torch.Tensor:
+    if target in ep.constants:
+        return ep.constants[target]
+    return ep.state_dict[target]
+
+
+def _check_cuda(program: _Program, tensors: list[torch.Tensor], want) -> str | None:
+    import deplodock
+
+    device_tensors = [t.cuda() for t in tensors]
+    fast = deplodock.compile(program.cuda(), *device_tensors, poison=True, cache=False)
+    got = _outputs(fast(*device_tensors))
+    return _compare(got, want)
+
+
+def check_sample(op, sample, device: str, levels: Sequence[str], timeout: float) -> SampleResult:
+    """Capture, lower and run one sample; compare with eager."""
+    from deplodock.frontends.errors import UserInputError
+
+    try:
+        with _deadline(timeout):
+            program, tensors = _program(op, sample)
+            if device == "cuda":
+                ref_inputs = [t.cuda() for t in tensors]
+                want = _outputs(program.cuda()(*ref_inputs))
+            else:
+                want = _outputs(program(*tensors))
+            if device == "cuda":
+                problem = _check_cuda(program, tensors, want)
+            else:
+                problem = _check_interpreters(program, tensors, want, levels)
+    except Refused as e:
+        return SampleResult("refused", str(e))
+    except UserInputError as e:
+        return SampleResult("refused", _one_line(str(e)))
+    except _Timeout as e:
+        return SampleResult("crash", f"timeout ({e})")
+    except Exception as e:  # noqa: BLE001 - every other exception is a bug to report
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        where = f"{frame.filename.rsplit('/', 2)[-2:]}:{frame.lineno}"
+        return SampleResult("crash", f"{type(e).__name__}: {_one_line(str(e))} [{where}]")
+    if problem is not None:
+        return SampleResult("mismatch", problem)
+    return SampleResult("pass")
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].endswith(":"):  # "1 unsupported op:\n  aten.x (why)"
+        text = lines[0] + " " + "; ".join(lines[1:4])
+    else:
+        text = lines[0] if lines else ""
+    return text[:limit]
+
+
+def check_entry(
+    op,
+    dtype: torch.dtype = torch.float32,
+    samples: int = 3,
+    device: str = "cpu",
+    levels: Sequence[str] = ("loop", "kernel"),
+    timeout: float = 60.0,
+) -> EntryResult:
+    """The verdicts of the first ``samples`` samples of ``op`` for ``dtype``."""
+    result = EntryResult(full_name(op))
+    start = time.perf_counter()
+    if _is_random(op):
+        result.samples.append(SampleResult("refused", "random sampling (results are random)"))
+        return result
+    if dtype not in op.supported_dtypes("cpu"):
+        result.samples.append(SampleResult("refused", f"torch has no {dtype} kernel for it"))
+        return result
+    torch.manual_seed(0)
+    try:
+        generated = op.sample_inputs("cpu", dtype, requires_grad=False)
+        chosen = []
+        for sample in generated:
+            chosen.append(sample)
+            if len(chosen) == samples:
+                break
+    except Exception as e:  # noqa: BLE001 - the OpInfo's own generator failing
+        result.samples.append(SampleResult("refused", f"no samples: {type(e).__name__}: {e}"))
+        return result
+    for sample in chosen:
+        result.samples.append(check_sample(op, sample, device, levels, timeout))
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def run(
+    ops: Iterable,
+    dtype: torch.dtype = torch.float32,
+    samples: int = 3,
+    device: str = "cpu",
+    levels: Sequence[str] = ("loop", "kernel"),
+    timeout: float = 60.0,
+    progress: Callable[[EntryResult], None] | None = None,
+) -> list[EntryResult]:
+    results = []
+    for op in ops:
+        r = check_entry(op, dtype, samples, device, levels, timeout)
+        results.append(r)
+        if progress:
+            progress(r)
+    return results
+
+
+def table(results: Sequence[EntryResult], title: str) -> str:
+    """The Markdown report: counts, then every entry that did not pass, by verdict."""
+    counts = Counter(r.verdict for r in results)
+    lines = [f"# {title}", "", "| verdict | entries |", "| --- | --- |"]
+    lines += [f"| {v} | {counts.get(v, 0)} |" for v in VERDICTS]
+    lines += [f"| all | {len(results)} |", ""]
+    reasons = Counter(_family(r.reason) for r in results if r.verdict == "refused")
+    lines += ["## Why entries are refused (most common first)", "", "| reason | entries |",
+              "| --- | --- |"]
+    lines += [f"| {reason} | {n} |" for reason, n in reasons.most_common()]
+    lines += ["", "## Every entry", "", "| entry | verdict | samples passed | reason |",
+              "| --- | --- | --- | --- |"]
+    for r in results:
+        passed = sum(s.verdict == "pass" for s in r.samples)
+        reason = r.reason.replace("|", "\\|")
+        lines.append(f"| `{r.name}` | {r.verdict} | {passed}/{len(r.samples)} | {reason} |")
+    return "\n".join(lines) + "\n"
+
+
+def _family(reason: str) -> str:
+    """A refusal's reason without its particulars (op names stay, source lines go)."""
+    reason = reason.split(" at ", 1)[0]
+    reason = reason.split("  (at ", 1)[0]
+    return reason[:160]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m deplodock.opinfo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--filter", default="", help="comma-separated parts of entry names")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--samples", type=int, default=3, help="samples per entry (default 3)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--levels", default="loop,kernel",
+                        help="interpreted levels, in order (cpu only; default loop,kernel)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per sample")
+    parser.add_argument("--out", help="write the Markdown table here")
+    parser.add_argument("--json", help="write every sample's verdict here")
+    parser.add_argument("-v", "--verbose", action="store_true", help="a line per entry")
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    dtype = getattr(torch, args.dtype)
+    names = [n for n in args.filter.split(",") if n]
+    ops = entries(names)
+    levels = tuple(level for level in args.levels.split(",") if level)
+    start = time.perf_counter()
+    done = Counter()
+
+    def progress(r: EntryResult) -> None:
+        done[r.verdict] += 1
+        if args.verbose:
+            print(f"{r.verdict:8s} {r.name:40s} {r.seconds:6.1f}s {r.reason[:150]}",
+                  file=sys.stderr, flush=True)
+        elif sys.stderr.isatty():
+            n = sum(done.values())
+            print(f"\r{n}/{len(ops)} " + " ".join(f"{v} {done[v]}" for v in VERDICTS),
+                  end="", file=sys.stderr, flush=True)
+
+    results = run(ops, dtype, args.samples, args.device, levels, args.timeout, progress)
+    if sys.stderr.isatty() and not args.verbose:
+        print(file=sys.stderr)
+    title = (f"OpInfo conformance: {args.dtype}, {args.device}, up to {args.samples} samples "
+             f"an entry, torch {torch.__version__}")
+    report = table(results, title)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(report)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"name": r.name, "verdict": r.verdict,
+                        "samples": [asdict(s) for s in r.samples]} for r in results], f, indent=1)
+    counts = Counter(r.verdict for r in results)
+    print(" ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS)
+          + f" of {len(results)} entries ({time.perf_counter() - start:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
