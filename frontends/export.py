@@ -158,6 +158,8 @@ def torch_dtype(element: Attribute) -> torch.dtype:
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.*)$')
 _TORCH_DIR = str(Path(torch.__file__).resolve().parent) + os.sep
 _FRONTENDS_DIR = str(Path(__file__).resolve().parent) + os.sep
+# The package root (tools/: the API's wrappers of a plain function, the OpInfo harness).
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent / "tools") + os.sep
 
 
 def _short_path(path: str) -> str:
@@ -227,7 +229,9 @@ def _user_frame(stack_trace: str | None) -> tuple[str, int, str] | None:
     def outside(path: str) -> bool:
         resolved = str(Path(path).resolve()) if os.path.isabs(path) else path
         # <eval_with_key>: code FX generated, never the user's.
-        return not resolved.startswith((_TORCH_DIR, _FRONTENDS_DIR, "<eval_with_key>"))
+        return not resolved.startswith(
+            (_TORCH_DIR, _FRONTENDS_DIR, _PACKAGE_DIR, "<eval_with_key>")
+        )
 
     file, line, code = next((f for f in reversed(frames) if outside(f[0])), frames[-1])
     return _short_path(file), int(line), code

@@ -47,6 +47,7 @@ tracing it. ``cache=False`` or ``DEPLODOCK_CACHE=0`` turns both off.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,14 +61,33 @@ __all__ = ["Compiled", "capture", "compile", "compile_exported", "lower"]
 
 
 class _Function(torch.nn.Module):
-    """A plain function as a module (what torch.export captures)."""
+    """A plain function as a module (what torch.export captures).
+
+    torch.export records a node's source only through frames named ``forward``, so the
+    function's code is renamed ``forward`` (a copy; the user's function is untouched):
+    an unsupported op is then reported at the user's own line, not at this wrapper's."""
 
     def __init__(self, fn: Callable[..., Any]):
         super().__init__()
-        self.fn = fn
+        self.fn = _named_forward(fn)
 
     def forward(self, *args: Any) -> Any:
         return self.fn(*args)
+
+
+def _named_forward(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A copy of the Python function ``fn`` whose code is named ``forward``."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    renamed = types.FunctionType(
+        fn.__code__.replace(co_name="forward"),
+        fn.__globals__,
+        fn.__name__,
+        fn.__defaults__,
+        fn.__closure__,
+    )
+    renamed.__kwdefaults__ = fn.__kwdefaults__
+    return renamed
 
 
 def _as_module(module_or_fn: Any) -> torch.nn.Module:

@@ -223,10 +223,8 @@ def _deadline(seconds: float):
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    if t.dtype == torch.bfloat16:
-        from deplodock.dialects.interpreters.scalar import bf16_numpy
-
-        return bf16_numpy(t)
+    if t.dtype == torch.bfloat16:  # numpy has no bfloat16: the interpreters keep it in f32
+        return t.float().numpy()
     return t.numpy()
 
 

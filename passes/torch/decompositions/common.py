@@ -114,15 +114,49 @@ _INT_BINARY: dict[str, type[Operation]] = {
 }
 
 
+def is_half(type_: Attribute) -> bool:
+    """Whether `type_` is a 16-bit float (f16, bf16): stored in 16 bits, computed in f32."""
+    return is_float(type_) and type_.bitwidth == 16
+
+
+# Ops on 16-bit floats kept as they are: conversions, constants, and selects (which only
+# move a value). Everything else computes in f32, as PyTorch's kernels do (their "opmath"
+# type), and is rounded back to 16 bits after each op, as eager PyTorch rounds each op.
+_HALF_AS_IS = (arith.ExtFOp, arith.TruncFOp, arith.ConstantOp, arith.SelectOp,
+               arith.FPToSIOp, arith.SIToFPOp, arith.BitcastOp)
+
+
 class Body:
-    """The scalar ops of one ten.map body, built in order."""
+    """The scalar ops of one ten.map body, built in order.
+
+    Arithmetic on 16-bit floats is computed in f32: `emit` rebuilds such an op on its
+    operands widened to f32 (`arith.extf`) and rounds its float result back
+    (`arith.truncf`), so a body never holds f16/bf16 arithmetic, which CUDA's half types
+    do not all have (no `fmaxf` of `__nv_bfloat16`, an ambiguous `__half + 1.0f`)."""
 
     def __init__(self) -> None:
         self.ops: list[Operation] = []
 
     def emit(self, op: Operation) -> SSAValue:
+        halves = [v for v in (*op.operands, *op.results) if is_half(v.type)]
+        if halves and not isinstance(op, _HALF_AS_IS):
+            return self._in_f32(op)
         self.ops.append(op)
         return op.results[0]
+
+    def _in_f32(self, op: Operation) -> SSAValue:
+        operands = [self.emit(arith.ExtFOp(v, f32)) if is_half(v.type) else v
+                    for v in op.operands]
+        wide = type(op).create(
+            operands=operands,
+            result_types=[f32 if is_half(r.type) else r.type for r in op.results],
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        op.drop_all_references()  # the 16-bit op is never inserted: drop its operand uses
+        self.ops.append(wide)
+        result, wanted = wide.results[0], op.results[0].type
+        return self.emit(arith.TruncFOp(result, wanted)) if is_half(wanted) else result
 
     def const(self, value: Scalar, type_: Attribute) -> SSAValue:
         if is_float(type_):
@@ -242,7 +276,14 @@ class Emitter:
     def reduce(
         self, kind: str, x: SSAValue, dims: Sequence[int], name: str | None = None
     ) -> SSAValue:
-        return self.add(ReduceOp(kind, x, dims), name)
+        """`ten.reduce` of `x`; a 16-bit float one combines in f32 and is rounded once."""
+        element = element_of(x)
+        if not is_half(element):
+            return self.add(ReduceOp(kind, x, dims), name)
+        wide = self.add(ReduceOp(kind, self.convert(x, f32), dims), name and f"{name}_f32")
+        result = self.convert(wide, element)
+        result.name_hint = name or result.name_hint
+        return result
 
     def index_map(
         self, x: SSAValue, map: AffineMap, shape: Sequence[int], name: str | None = None
