@@ -346,6 +346,10 @@ class _Importer:
                 continue
             spec = specs.get(node.name)
             kind = _INPUT_KINDS.get(spec.kind) if spec is not None else None
+            if kind == "input" and isinstance(node.meta.get("val"), bool | int | float):
+                # A Python number torch.export specialized: the graph reads the constant.
+                self.values[node] = None
+                continue
             try:
                 if kind is None:
                     what = spec.kind.name if spec is not None else "unknown"

@@ -83,8 +83,44 @@ def test_unsupported_op_is_a_user_error_naming_it() -> None:
 
 
 def test_non_tensor_example_input_is_a_user_error() -> None:
-    with pytest.raises(UserInputError, match="example input 1 is a int"):
-        deplodock.lower(lambda x, n: x * n, torch.randn(4), 3)
+    with pytest.raises(UserInputError, match="example input 1 is a str"):
+        deplodock.lower(lambda x, n: x * len(n), torch.randn(4), "abc")
+
+
+def test_python_numbers_are_program_inputs() -> None:
+    """A float, an int and a bool passed to the program are 0-d inputs of torch's types
+    for them, not constants: other values run the same program."""
+    import numpy as np
+
+    from deplodock.dialects.interpreters.run import run_forward
+
+    def fn(x, scale, shift, flip):
+        return torch.where(torch.as_tensor(flip), -x, x) * scale + shift
+
+    module = deplodock.lower(fn, torch.randn(5), 0.5, 3, True, to="kernel")
+    types = [str(a.type) for a in module.ops.first.body.block.args]
+    assert types == ["tensor<5xf32>", "tensor<f32>", "tensor<i64>", "tensor<i1>"]
+    x = np.random.default_rng(0).standard_normal(5).astype(np.float32)
+    for scale, shift, flip in ((0.5, 3, True), (-2.0, 7, False)):
+        args = [x, np.float32(scale), np.int64(shift), np.bool_(flip)]
+        (got,) = run_forward(module, args)
+        want = fn(torch.from_numpy(x), scale, shift, flip).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_a_number_the_code_needs_as_a_number_is_a_constant() -> None:
+    """``leaky_relu`` takes its slope only as a number: it is captured as the constant
+    (``Compiled`` compiles again for another value)."""
+    from deplodock.api import capture_numbers
+
+    _, program, specialized = capture_numbers(
+        lambda x, s: torch.nn.functional.leaky_relu(x, s), torch.randn(4), 0.25
+    )
+    assert specialized
+    module = deplodock.lower(lambda x, s: torch.nn.functional.leaky_relu(x, s),
+                             torch.randn(4), 0.25, to="torch")
+    assert len(module.ops.first.body.block.args) == 1
+    assert "negative_slope = 2.500000e-01" in str(module)
 
 
 def test_parameters_and_buffers_are_bound_without_copies(block, compiled_block) -> None:
@@ -173,6 +209,18 @@ def test_graph_is_captured_again_when_weights_move(block) -> None:
         torch.testing.assert_close(fast(x)[0], model(x)[0].detach(), rtol=1e-5, atol=1e-5)
     finally:
         model.linear.weight = old
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_compiled_program_takes_numbers() -> None:
+    x = torch.randn(33, device="cuda")
+    fast = deplodock.compile(lambda x, s, k: x * s + k, x, 0.5, 2, cache=False)
+    for s, k in ((0.5, 2), (-3.0, 11)):
+        torch.testing.assert_close(fast(x, s, k), x * s + k)
+    slope = deplodock.compile(lambda x, s: torch.nn.functional.leaky_relu(x, s), x, 0.1)
+    for s in (0.1, 0.3):
+        torch.testing.assert_close(slope(x, s), torch.nn.functional.leaky_relu(x, s))
 
 
 @pytest.mark.gpu

@@ -98,20 +98,69 @@ def _as_module(module_or_fn: Any) -> torch.nn.Module:
     raise TypeError(f"expected an nn.Module or a function, not {type(module_or_fn).__name__}")
 
 
+# A Python number passed to the program arrives as a 0-d tensor of torch's type for it
+# (a float in the default dtype, as torch promotes a float scalar with a tensor).
+_NUMBER_DTYPES: dict[type, torch.dtype] = {bool: torch.bool, int: torch.int64}
+
+
+def _number_dtype(value: bool | int | float) -> torch.dtype:
+    return _NUMBER_DTYPES.get(type(value), torch.get_default_dtype())
+
+
+def numbers_as_tensors(inputs: tuple, device: torch.device | None = None) -> tuple:
+    """``inputs`` with every Python number (bool, int, float) a 0-d tensor on ``device``."""
+
+    def tensor(leaf: Any) -> Any:
+        if isinstance(leaf, bool | int | float) and not isinstance(leaf, torch.Tensor):
+            return torch.tensor(leaf, dtype=_number_dtype(leaf), device=device)
+        return leaf
+
+    return tuple(pytree.tree_map(tensor, list(inputs)))
+
+
 def capture(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.Module, Any]:
-    """(the module, its ``torch.export.ExportedProgram``) of ``module_or_fn(*inputs)``."""
+    """(the module, its ``torch.export.ExportedProgram``) of ``module_or_fn(*inputs)``
+    (see ``capture_numbers``)."""
+    module, program, _ = capture_numbers(module_or_fn, *example_inputs)
+    return module, program
+
+
+def capture_numbers(
+    module_or_fn: Any, *example_inputs: Any
+) -> tuple[torch.nn.Module, Any, bool]:
+    """(the module, its ``torch.export.ExportedProgram``, whether its Python numbers were
+    captured as constants) of ``module_or_fn(*inputs)``.
+
+    Python numbers among the inputs (a model scaling by a float it is called with) are
+    program inputs like the tensors: each is captured as a 0-d tensor (``float``: the
+    default dtype, ``int``: int64, ``bool``), so calling again with another value runs
+    the same kernels. Code that needs a real Python number (a ``range(n)``, an op taking
+    only a number) cannot take a tensor: such a number is captured as the constant it is,
+    and ``Compiled`` compiles again when called with another value."""
     module = _as_module(module_or_fn)
     leaves = pytree.tree_leaves(example_inputs)
     for k, leaf in enumerate(leaves):
-        if not isinstance(leaf, torch.Tensor):
+        if not isinstance(leaf, torch.Tensor | bool | int | float):
             raise UserInputError(
                 f"example input {k} is a {type(leaf).__name__}: deplodock compiles "
-                "functions of tensors (bind other values with functools.partial)"
+                "functions of tensors and numbers (bind other values with functools.partial)"
             )
     from deplodock.frontends.export import export_module
 
     name = getattr(module_or_fn, "__name__", type(module).__name__)
-    return module, export_module(module, tuple(example_inputs), name)
+    if not any(isinstance(leaf, bool | int | float) for leaf in leaves):
+        return module, export_module(module, tuple(example_inputs), name), False
+    try:
+        program = export_module(module, numbers_as_tensors(example_inputs), name)
+    except UserInputError:
+        program = None
+    if program is not None and not any(
+        node.target is torch.ops.aten._local_scalar_dense.default for node in program.graph.nodes
+    ):
+        return module, program, False
+    # The code turned the tensor back into a number (.item(), an op taking only a
+    # number): capture the numbers as the constants they are.
+    return module, export_module(module, tuple(example_inputs), name), True
 
 
 def _import(program) -> ModuleOp:
@@ -156,9 +205,44 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
     CUDA tensors with the module's semantics (see the module docstring). Compiling needs
     no GPU (NVRTC); calling does. ``cache=False``: neither the program cache nor the
     kernel cache is read or written."""
-    module, program = capture(module_or_fn, *example_inputs)
+    module, program, specialized = capture_numbers(module_or_fn, *example_inputs)
     compiled = compile_exported(program, arch=arch or _default_arch(), cache=cache)
-    return Compiled(module, program, compiled, graph=graph, poison=poison)
+    result = Compiled(module, program, compiled, graph=graph, poison=poison)
+    if specialized:  # numbers baked in: another value compiles again
+        result.specialized = _Specialized(
+            _numbers(example_inputs), lambda *inputs: compile(
+                module_or_fn, *inputs, arch=arch, graph=graph, poison=poison, cache=cache
+            )
+        )
+    return result
+
+
+def _numbers(inputs: tuple) -> tuple:
+    """The Python numbers among ``inputs``, in order."""
+    return tuple(
+        leaf for leaf in pytree.tree_leaves(inputs)
+        if isinstance(leaf, bool | int | float) and not isinstance(leaf, torch.Tensor)
+    )
+
+
+class _Specialized:
+    """The numbers a program was compiled for, and its compilations for other values."""
+
+    def __init__(self, numbers: tuple, recompile: Callable[..., Compiled]):
+        self.numbers = numbers
+        self.recompile = recompile
+        self.others: dict[tuple, Compiled] = {}
+
+    def for_inputs(self, inputs: tuple) -> Compiled | None:
+        """None when ``inputs`` carry the numbers compiled for; else the program for
+        theirs (compiled on first use)."""
+        numbers = _numbers(inputs)
+        if numbers == self.numbers:
+            return None
+        key = tuple((type(n), n) for n in numbers)
+        if key not in self.others:
+            self.others[key] = self.recompile(*inputs)
+        return self.others[key]
 
 
 def compile_exported(program, arch: str = "sm_90", cache: bool = True):
@@ -214,6 +298,7 @@ class Compiled:
         self.num_user_inputs = sum(spec.kind == "input" for spec in self.inputs)
         self._constants: dict[tuple[str, torch.device], torch.Tensor] = {}
         self._graphed = None  # (static data pointers, GraphedProgram)
+        self.specialized: _Specialized | None = None  # numbers captured as constants
 
     def arguments(self, *inputs: torch.Tensor) -> list[torch.Tensor]:
         """The program's arguments for these user inputs: the inputs themselves, the
@@ -268,7 +353,23 @@ class Compiled:
         for k, (spec, tensor) in enumerate(zip(specs, users, strict=True)):
             check_tensor(f"input {k} (%{spec.name})", tensor, spec.shape, spec.dtype)
 
-    def __call__(self, *inputs: torch.Tensor) -> Any:
+    def __call__(self, *inputs: Any) -> Any:
+        if self.specialized is not None:
+            other = self.specialized.for_inputs(inputs)
+            if other is not None:
+                return other(*inputs)
+            inputs = tuple(
+                pytree.tree_map(
+                    lambda v: None if isinstance(v, bool | int | float) else v, list(inputs)
+                )
+            )
+            inputs = tuple(v for v in pytree.tree_leaves(inputs))
+        else:
+            device = next(
+                (v.device for v in pytree.tree_leaves(inputs) if isinstance(v, torch.Tensor)),
+                None,
+            )
+            inputs = numbers_as_tensors(inputs, device)
         self.check(*inputs)
         args = self.arguments(*inputs)
         with torch.no_grad():
