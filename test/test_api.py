@@ -117,8 +117,9 @@ def test_a_number_the_code_needs_as_a_number_is_a_constant() -> None:
         lambda x, s: torch.nn.functional.leaky_relu(x, s), torch.randn(4), 0.25
     )
     assert specialized
-    module = deplodock.lower(lambda x, s: torch.nn.functional.leaky_relu(x, s),
-                             torch.randn(4), 0.25, to="torch")
+    module = deplodock.lower(
+        lambda x, s: torch.nn.functional.leaky_relu(x, s), torch.randn(4), 0.25, to="torch"
+    )
     assert len(module.ops.first.body.block.args) == 1
     assert "negative_slope = 2.500000e-01" in str(module)
 

@@ -125,9 +125,7 @@ def capture(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.Module, A
     return module, program
 
 
-def capture_numbers(
-    module_or_fn: Any, *example_inputs: Any
-) -> tuple[torch.nn.Module, Any, bool]:
+def capture_numbers(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.Module, Any, bool]:
     """(the module, its ``torch.export.ExportedProgram``, whether its Python numbers were
     captured as constants) of ``module_or_fn(*inputs)``.
 
@@ -210,9 +208,10 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
     result = Compiled(module, program, compiled, graph=graph, poison=poison)
     if specialized:  # numbers baked in: another value compiles again
         result.specialized = _Specialized(
-            _numbers(example_inputs), lambda *inputs: compile(
+            _numbers(example_inputs),
+            lambda *inputs: compile(
                 module_or_fn, *inputs, arch=arch, graph=graph, poison=poison, cache=cache
-            )
+            ),
         )
     return result
 
@@ -220,7 +219,8 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
 def _numbers(inputs: tuple) -> tuple:
     """The Python numbers among ``inputs``, in order."""
     return tuple(
-        leaf for leaf in pytree.tree_leaves(inputs)
+        leaf
+        for leaf in pytree.tree_leaves(inputs)
         if isinstance(leaf, bool | int | float) and not isinstance(leaf, torch.Tensor)
     )
 

@@ -95,8 +95,22 @@ class EntryResult:
 
 
 # Entries whose result is random or depends on state the program does not see.
-_RANDOM = ("rand", "normal", "bernoulli", "multinomial", "dropout", "uniform", "randint",
-           "randn", "randperm", "exponential", "geometric", "cauchy", "log_normal", "poisson")
+_RANDOM = (
+    "rand",
+    "normal",
+    "bernoulli",
+    "multinomial",
+    "dropout",
+    "uniform",
+    "randint",
+    "randn",
+    "randperm",
+    "exponential",
+    "geometric",
+    "cauchy",
+    "log_normal",
+    "poisson",
+)
 
 
 def _is_random(op) -> bool:
@@ -385,11 +399,20 @@ def table(results: Sequence[EntryResult], title: str) -> str:
     lines += [f"| {v} | {counts.get(v, 0)} |" for v in VERDICTS]
     lines += [f"| all | {len(results)} |", ""]
     reasons = Counter(_family(r.reason) for r in results if r.verdict == "refused")
-    lines += ["## Why entries are refused (most common first)", "", "| reason | entries |",
-              "| --- | --- |"]
+    lines += [
+        "## Why entries are refused (most common first)",
+        "",
+        "| reason | entries |",
+        "| --- | --- |",
+    ]
     lines += [f"| {reason} | {n} |" for reason, n in reasons.most_common()]
-    lines += ["", "## Every entry", "", "| entry | verdict | samples passed | reason |",
-              "| --- | --- | --- | --- |"]
+    lines += [
+        "",
+        "## Every entry",
+        "",
+        "| entry | verdict | samples passed | reason |",
+        "| --- | --- | --- | --- |",
+    ]
     for r in results:
         passed = sum(s.verdict == "pass" for s in r.samples)
         reason = r.reason.replace("|", "\\|")
@@ -405,14 +428,20 @@ def _family(reason: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m deplodock.opinfo", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m deplodock.opinfo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--filter", default="", help="comma-separated parts of entry names")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--samples", type=int, default=3, help="samples per entry (default 3)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument("--levels", default="loop,kernel",
-                        help="interpreted levels, in order (cpu only; default loop,kernel)")
+    parser.add_argument(
+        "--levels",
+        default="loop,kernel",
+        help="interpreted levels, in order (cpu only; default loop,kernel)",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per sample")
     parser.add_argument("--out", help="write the Markdown table here")
     parser.add_argument("--json", help="write every sample's verdict here")
@@ -429,29 +458,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     def progress(r: EntryResult) -> None:
         done[r.verdict] += 1
         if args.verbose:
-            print(f"{r.verdict:8s} {r.name:40s} {r.seconds:6.1f}s {r.reason[:150]}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{r.verdict:8s} {r.name:40s} {r.seconds:6.1f}s {r.reason[:150]}",
+                file=sys.stderr,
+                flush=True,
+            )
         elif sys.stderr.isatty():
             n = sum(done.values())
-            print(f"\r{n}/{len(ops)} " + " ".join(f"{v} {done[v]}" for v in VERDICTS),
-                  end="", file=sys.stderr, flush=True)
+            print(
+                f"\r{n}/{len(ops)} " + " ".join(f"{v} {done[v]}" for v in VERDICTS),
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
 
     results = run(ops, dtype, args.samples, args.device, levels, args.timeout, progress)
     if sys.stderr.isatty() and not args.verbose:
         print(file=sys.stderr)
-    title = (f"OpInfo conformance: {args.dtype}, {args.device}, up to {args.samples} samples "
-             f"an entry, torch {torch.__version__}")
+    title = (
+        f"OpInfo conformance: {args.dtype}, {args.device}, up to {args.samples} samples "
+        f"an entry, torch {torch.__version__}"
+    )
     report = table(results, title)
     if args.out:
         with open(args.out, "w") as f:
             f.write(report)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump([{"name": r.name, "verdict": r.verdict,
-                        "samples": [asdict(s) for s in r.samples]} for r in results], f, indent=1)
+            json.dump(
+                [
+                    {
+                        "name": r.name,
+                        "verdict": r.verdict,
+                        "samples": [asdict(s) for s in r.samples],
+                    }
+                    for r in results
+                ],
+                f,
+                indent=1,
+            )
     counts = Counter(r.verdict for r in results)
-    print(" ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS)
-          + f" of {len(results)} entries ({time.perf_counter() - start:.0f} s)")
+    print(
+        " ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS)
+        + f" of {len(results)} entries ({time.perf_counter() - start:.0f} s)"
+    )
     return 0
 
 
