@@ -1,25 +1,28 @@
 """deplodock's dialects, one module each, and the context that knows them all.
 
 torch (``torch``) → tensor (``ten``) → loop (``loop``) → tile (``tile``) → kernel
-(``kernel``); scalar math is upstream ``arith``/``math``, types are builtin.
+(``kernel``); scalar math is upstream ``arith``/``math`` plus the few functions they lack
+(``math_ext``), types are builtin.
 """
 
 from xdsl.context import Context
 
 
 def project_dialects():
-    """The project's own dialects, in lowering order."""
+    """The project's own dialects, in lowering order, then ``math_ext`` (the scalar math
+    upstream math/arith lack: erfc, erfinv, lgamma, erfcx, remf)."""
     from deplodock.dialects.kernel import Kernel
     from deplodock.dialects.loop import Loop
+    from deplodock.dialects.math_ext import MathExt
     from deplodock.dialects.tensor import Ten
     from deplodock.dialects.tile import Tile
     from deplodock.dialects.torch import Torch
 
-    return [Torch, Ten, Loop, Tile, Kernel]
+    return [Torch, Ten, Loop, Tile, Kernel, MathExt]
 
 
 def make_context() -> Context:
-    """A context with the upstream dialects the project uses and its own five."""
+    """A context with the upstream dialects the project uses and its own six."""
     from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
 
     ctx = Context()

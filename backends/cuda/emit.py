@@ -167,6 +167,11 @@ _FLOAT_CALLS = {
     "math.tan": "tanf",
     "math.tanh": "tanhf",
     "math.trunc": "truncf",
+    "math_ext.erfc": "erfcf",
+    "math_ext.erfcx": "erfcxf",
+    "math_ext.erfinv": "erfinvf",
+    "math_ext.lgamma": "lgammaf",
+    "math_ext.remf": "fmodf",
 }
 _INT_CALLS = {
     "arith.maxsi": "max",
@@ -214,6 +219,13 @@ _CASTS = (
     "arith.trunci",
 )
 _UNSIGNED_CASTS = ("arith.uitofp", "arith.fptoui", "arith.extui", "arith.index_castui")
+# arith.bitcast: the same bits as another type, CUDA's reinterpreting intrinsics.
+_BITCASTS = {
+    ("float", "int"): "__float_as_int",
+    ("int", "float"): "__int_as_float",
+    ("double", "long long"): "__double_as_longlong",
+    ("long long", "double"): "__longlong_as_double",
+}
 
 
 NAN_PROPAGATING = """\
@@ -956,6 +968,12 @@ class _KernelEmitter:
         cond, a, b = (self.ref(v) for v in op.operands)
         self.define(op.result, f"{cond} ? {a} : {b}")
 
+    def bitcast(self, op: arith.BitcastOp) -> None:
+        pair = (self.ctype(op.input), self.ctype(op.result))
+        if pair not in _BITCASTS:
+            raise EmitError(f"emit_cuda: no bitcast from {op.input.type} to {op.result.type}")
+        self.define(op.result, f"{_BITCASTS[pair]}({self.ref(op.input)})")
+
     def negf(self, op: arith.NegfOp) -> None:
         operand = self.ref(op.operand)
         self.define(op.result, f"-({operand})" if operand.startswith("-") else f"-{operand}")
@@ -985,4 +1003,5 @@ _HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = 
     arith.CmpfOp: _KernelEmitter.cmpf,
     arith.SelectOp: _KernelEmitter.select,
     arith.NegfOp: _KernelEmitter.negf,
+    arith.BitcastOp: _KernelEmitter.bitcast,
 }  # type: ignore[assignment]

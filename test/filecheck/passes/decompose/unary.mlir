@@ -1,6 +1,7 @@
 // RUN: deplo-opt %s -p decompose | filecheck %s
 
-// One ten.map each, the body the upstream math op (or a short arith formula).
+// One ten.map each, the body the upstream math op (or a short arith formula); neg is
+// arith.negf, so neg(0.0) is -0.0 as in torch.
 func.func @unary(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
   %rsqrt = torch.aten "rsqrt.default"(self = %x) : (tensor<8xf32>) -> tensor<8xf32>
   %exp = torch.aten "exp.default"(self = %x) : (tensor<8xf32>) -> tensor<8xf32>
@@ -22,8 +23,7 @@ func.func @unary(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %neg = ten.map(%x) : tensor<8xf32> -> tensor<8xf32> {
 // CHECK-NEXT:    ^bb0(%[[C:.*]]: f32):
-// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:      %[[N:.*]] = arith.subf %[[Z]], %[[C]] : f32
+// CHECK-NEXT:      %[[N:.*]] = arith.negf %[[C]] : f32
 // CHECK-NEXT:      ten.yield %[[N]] : f32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %silu = ten.map(%x) : tensor<8xf32> -> tensor<8xf32> {
