@@ -37,8 +37,11 @@ test does for 16-bit floats when the reference is computed in float64.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
+import functools
 import json
+import multiprocessing
 import signal
 import sys
 import time
@@ -363,7 +366,7 @@ def check_entry(
         chosen = []
         for sample in generated:
             chosen.append(sample)
-            if len(chosen) == samples:
+            if len(chosen) == samples:  # 0: every sample
                 break
     except Exception as e:  # noqa: BLE001 - the OpInfo's own generator failing
         result.samples.append(SampleResult("refused", f"no samples: {type(e).__name__}: {e}"))
@@ -382,14 +385,55 @@ def run(
     levels: Sequence[str] = ("loop", "kernel"),
     timeout: float = 60.0,
     progress: Callable[[EntryResult], None] | None = None,
+    jobs: int = 1,
 ) -> list[EntryResult]:
-    results = []
-    for op in ops:
-        r = check_entry(op, dtype, samples, device, levels, timeout)
-        results.append(r)
-        if progress:
-            progress(r)
-    return results
+    """Every entry's result, in the order of ``ops``; ``jobs`` > 1 checks entries in that
+    many forked worker processes (the interpreters only: CUDA does not survive a fork)."""
+    ops = list(ops)
+    check = functools.partial(
+        check_entry, dtype=dtype, samples=samples, device=device, levels=levels, timeout=timeout
+    )
+    if jobs <= 1:
+        results = []
+        for op in ops:
+            results.append(check(op))
+            if progress:
+                progress(results[-1])
+        return results
+    # The interpreters fork (the entries are inherited); CUDA does not survive a fork, so
+    # its workers are spawned and look their entries up by name.
+    _WORKER_OPS.clear()
+    _WORKER_OPS.extend(ops)
+    context = multiprocessing.get_context("spawn" if device == "cuda" else "fork")
+    by_index: dict[int, EntryResult] = {}
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        futures = {
+            pool.submit(_check_in_worker, i, full_name(op), check): i for i, op in enumerate(ops)
+        }
+        for future in concurrent.futures.as_completed(futures):
+            i = futures[future]
+            try:
+                by_index[i] = future.result()
+            except Exception as e:  # noqa: BLE001 - a worker that died (out of memory, a signal)
+                by_index[i] = EntryResult(
+                    full_name(ops[i]), [SampleResult("crash", f"worker died: {e!r}")]
+                )
+            if progress:
+                progress(by_index[i])
+    return [by_index[i] for i in range(len(ops))]
+
+
+# The entries a forked worker checks, by index (inherited through fork, never pickled).
+_WORKER_OPS: list = []
+
+
+def _check_in_worker(index: int, name: str, check: Callable) -> EntryResult:
+    warnings.filterwarnings("ignore")
+    if index < len(_WORKER_OPS) and full_name(_WORKER_OPS[index]) == name:
+        return check(_WORKER_OPS[index])
+    if not _WORKER_OPS:  # a spawned worker: the entries afresh
+        _WORKER_OPS.extend(entries())
+    return check(next(op for op in _WORKER_OPS if full_name(op) == name))
 
 
 def table(results: Sequence[EntryResult], title: str) -> str:
@@ -435,7 +479,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--filter", default="", help="comma-separated parts of entry names")
     parser.add_argument("--dtype", default="float32")
-    parser.add_argument("--samples", type=int, default=3, help="samples per entry (default 3)")
+    parser.add_argument(
+        "--samples", type=int, default=3, help="samples per entry (default 3; 0: every sample)"
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument(
         "--levels",
@@ -472,11 +519,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
 
-    results = run(ops, dtype, args.samples, args.device, levels, args.timeout, progress)
+    results = run(
+        ops, dtype, args.samples, args.device, levels, args.timeout, progress, jobs=args.jobs
+    )
     if sys.stderr.isatty() and not args.verbose:
         print(file=sys.stderr)
+    how_many = f"up to {args.samples} samples" if args.samples else "every sample"
+    where = "the interpreters" if args.device == "cpu" else "deplodock.compile on CUDA"
     title = (
-        f"OpInfo conformance: {args.dtype}, {args.device}, up to {args.samples} samples "
+        f"OpInfo conformance: {args.dtype}, {where} ({'+'.join(levels)}), {how_many} "
         f"an entry, torch {torch.__version__}"
     )
     report = table(results, title)

@@ -1,0 +1,57 @@
+"""PyTorch's OpInfo suite as the conformance test, bounded for CI.
+
+Every entry of ``op_db`` with its first float32 sample goes through capture, the loop and
+the kernel level on the interpreters (``deplodock.opinfo``) and is compared with eager.
+No entry may fail (a mismatch or a crash: every entry the compiler cannot take must be
+refused cleanly), and no fewer entries than ``PASS_FLOOR`` may pass, so an op that stops
+lowering is caught. The full table (every sample, float32; bf16 and fp16; on the GPU) is
+made by ``python -m deplodock.opinfo`` (the README gives the commands).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+pytest.importorskip("expecttest")  # torch.testing._internal needs it
+
+from deplodock import opinfo  # noqa: E402
+
+# Entries that pass with one float32 sample at the loop and kernel levels (measured on
+# the 2-core machine: see the README's conformance table); raise it as ops are added.
+PASS_FLOOR = 400
+
+
+@pytest.fixture(scope="module")
+def results() -> list[opinfo.EntryResult]:
+    jobs = min(2, os.cpu_count() or 1)
+    return opinfo.run(opinfo.entries(), torch.float32, samples=1, timeout=60, jobs=jobs)
+
+
+def test_no_entry_fails(results, tmp_path) -> None:
+    (tmp_path / "opinfo.md").write_text(opinfo.table(results, "OpInfo, one float32 sample"))
+    failed = [f"{r.name}: {r.reason}" for r in results if r.verdict == "failed"]
+    assert not failed, f"{len(failed)} entries failed:\n" + "\n".join(failed)
+
+
+def test_pass_count_does_not_regress(results) -> None:
+    passed = sum(r.verdict == "pass" for r in results)
+    assert passed >= PASS_FLOOR, f"{passed} entries pass, fewer than {PASS_FLOOR}"
+
+
+def test_refusals_name_their_reason(results) -> None:
+    silent = [r.name for r in results if r.verdict == "refused" and not r.reason.strip()]
+    assert not silent, f"refused without a reason: {silent}"
+
+
+def test_the_harness_reports_a_wrong_answer() -> None:
+    """A lowering that computes the wrong thing is a failure, not a pass: exp's entry run
+    against a reference that is off by one."""
+    (op,) = [op for op in opinfo.entries(["exp"]) if op.name == "exp"]
+    sample = next(iter(op.sample_inputs("cpu", torch.float32, requires_grad=False)))
+    program, tensors = opinfo._program(op, sample)
+    want = [program(*tensors) + 1]
+    problem = opinfo._check_interpreters(program, tensors, want, ("loop",))
+    assert problem is not None and "loop level" in problem
