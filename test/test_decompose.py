@@ -160,7 +160,7 @@ def test_positive_domain_ops(name: str, fn: Callable[..., torch.Tensor]) -> None
 
 class Unsupported(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = torch.cumprod(x, 0)
+        y = torch.kthvalue(x, 2, 0).values
         z = torch.sort(x + 1, dim=-1).values
         return torch.relu(y + z)
 
@@ -170,20 +170,20 @@ def test_unsupported_ops_are_listed_together() -> None:
         _lower(Unsupported(), (torch.randn(3, 4),))
     message = str(info.value)
     assert message.startswith("2 unsupported ops:")
-    assert "aten.cumprod.default at " in message and "aten.sort.default at " in message
-    assert "y = torch.cumprod(x, 0)" in message
+    assert "aten.kthvalue.default at " in message and "aten.sort.default at " in message
+    assert "y = torch.kthvalue(x, 2, 0).values" in message
     assert "z = torch.sort(x + 1, dim=-1).values" in message
-    assert [e[0] for e in info.value.entries] == ["aten.cumprod.default", "aten.sort.default"]
+    assert [e[0] for e in info.value.entries] == ["aten.kthvalue.default", "aten.sort.default"]
 
 
 def test_unsupported_report_gives_reasons_and_counts() -> None:
     """A declined call says why; the same op on the same line is listed once."""
     text = """
-    func.func @forward(%s: tensor<f32>, %x: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>) {
-      %a = torch.aten "softmax.int"(self = %s) {dim = 0, source = "m.py:3: a = s.softmax(0)"} : (tensor<f32>) -> tensor<f32>
+    func.func @forward(%s: tensor<0x4xf32>, %x: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xf32>) {
+      %a = torch.aten "argmax.default"(self = %s) {dim = 0, source = "m.py:3: a = s.argmax(0)"} : (tensor<0x4xf32>) -> tensor<4xi64>
       %b = torch.aten "erfinv.default"(self = %x) {source = "m.py:4: b = x.erfinv()"} : (tensor<4xf32>) -> tensor<4xf32>
       %c = torch.aten "erfinv.default"(self = %b) {source = "m.py:4: b = x.erfinv()"} : (tensor<4xf32>) -> tensor<4xf32>
-      func.return %a, %c : tensor<f32>, tensor<4xf32>
+      func.return %a, %c : tensor<4xi64>, tensor<4xf32>
     }
     """  # noqa: E501
     module = Parser(make_context(), text).parse_module()
@@ -191,7 +191,8 @@ def test_unsupported_report_gives_reasons_and_counts() -> None:
         Decompose().apply(make_context(), module)
     assert str(info.value).splitlines() == [
         "3 unsupported ops:",
-        "  aten.softmax.int (softmax of a 0-d tensor) at m.py:3: a = s.softmax(0)",
+        "  aten.argmax.default (argmax over an empty axis (torch refuses it)) at m.py:3: "
+        "a = s.argmax(0)",
         "  aten.erfinv.default at m.py:4: b = x.erfinv() [2 times]",
     ]
 

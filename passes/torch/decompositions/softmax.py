@@ -1,13 +1,14 @@
-"""softmax along one axis, in the numerically stable form PyTorch uses:
+"""softmax and log_softmax along one axis, in the numerically stable form PyTorch uses:
 
     m = max(x)          ten.reduce max
     e = exp(x - m)      ten.map (m put back next to x by an index_map)
     s = sum(e)          ten.reduce add
-    y = e / s           ten.map
+    y = e / s           ten.map          log_softmax: y = x - m - log(s)
 
 16-bit inputs are computed in f32 and rounded once at the end; `dtype` (softmax.int)
-and `half_to_float` (_softmax) only change the result's element type, which torch.export
-already recorded.
+and `half_to_float` (_softmax, _log_softmax) only change the result's element type,
+which torch.export already recorded. A row holding +inf, or only -inf, is NaN, as in
+torch (inf - inf).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from deplodock.passes.torch.decompositions.common import (
     Body,
     Decomposition,
     Emitter,
-    Unsupported,
     accumulator_type,
     element_of,
     shape_of,
@@ -65,14 +65,54 @@ def stable_softmax(
     return emit.map([e, total, m], out, guarded, name="probs")
 
 
+def stable_log_softmax(
+    emit: Emitter, x: SSAValue, axis: int, compute: Attribute, result: Attribute
+) -> SSAValue:
+    """log_softmax of `x` over `axis`: x - m - log(sum(exp(x - m))), computed in
+    `compute`; `exp(x - m)` is recomputed where it is summed (one kernel, no buffer)."""
+    shape = shape_of(x)
+    m = emit.expand(emit.reduce("max", x, [axis], name="max"), shape, [axis])
+
+    def shifted(b: Body, v: SSAValue, mv: SSAValue) -> SSAValue:
+        return b.binary("sub", b.cast(v, compute), b.cast(mv, compute))
+
+    e = emit.map(
+        [x, m], compute, lambda b, v, mv: b.unary(math.ExpOp, shifted(b, v, mv)), name="exp"
+    )
+    total = emit.expand(emit.reduce("add", e, [axis], name="sum"), shape, [axis])
+
+    def body(b: Body, v: SSAValue, mv: SSAValue, s: SSAValue) -> SSAValue:
+        return b.binary("sub", shifted(b, v, mv), b.unary(math.LogOp, s))
+
+    return emit.map([x, m, total], result, body, name="log_probs")
+
+
+class LogSoftmax(Decomposition):
+    targets = ("_log_softmax.default",)
+
+    def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue:
+        x = emit.tensor("self")
+        shape = shape_of(x)
+        if not shape:  # one element: x - x, 0 (NaN for inf and NaN, as in torch)
+            return emit.map([x], emit.element, lambda b, v: b.binary("sub", v, v))
+        compute = accumulator_type(emit.element)
+        return stable_log_softmax(emit, x, op.arg("dim") % len(shape), compute, emit.element)
+
+
 class Softmax(Decomposition):
     targets = ("softmax.int", "_softmax.default")
 
     def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue:
         x = emit.tensor("self")
         shape = shape_of(x)
-        if not shape:
-            raise Unsupported("softmax of a 0-d tensor")
+        if not shape:  # one element: exp(x - x), 1 (NaN for inf and NaN, as in torch)
+            compute = accumulator_type(emit.element)
+
+            def one(b: Body, v: SSAValue) -> SSAValue:
+                v = b.cast(v, compute)
+                return b.unary(math.ExpOp, b.binary("sub", v, v))
+
+            return emit.map([x], emit.element, one)
         return stable_softmax(
             emit,
             x,

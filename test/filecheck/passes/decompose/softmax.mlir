@@ -25,15 +25,18 @@ func.func @last(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %softmax : tensor<2x3x8xf32>
 
-// _softmax on a middle axis; bf16 is computed in f32 and rounded once at the end.
+// _softmax on a middle axis; bf16 is computed in f32 (the max too, exactly) and the
+// result rounded once at the end.
 func.func @middle_bf16(%x: tensor<2x3x8xbf16>) -> tensor<2x3x8xbf16> {
   %softmax = torch.aten "_softmax.default"(self = %x) {dim = 1, half_to_float = false} : (tensor<2x3x8xbf16>) -> tensor<2x3x8xbf16>
   func.return %softmax : tensor<2x3x8xbf16>
 }
 
 // CHECK-LABEL: func.func @middle_bf16
-// CHECK-NEXT:    %max = ten.reduce max %x dims [1] : tensor<2x3x8xbf16> -> tensor<2x8xbf16>
-// CHECK-NEXT:    %max_b = ten.index_map %max (d0, d1, d2) -> (d0, d2) : tensor<2x8xbf16> -> tensor<2x3x8xbf16>
+// CHECK-NEXT:    %x_f32 = ten.map(%x) : tensor<2x3x8xbf16> -> tensor<2x3x8xf32> {
+// CHECK:         %max_f32 = ten.reduce max %x_f32 dims [1] : tensor<2x3x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    %max = ten.map(%max_f32) : tensor<2x8xf32> -> tensor<2x8xbf16> {
+// CHECK:         %max_b = ten.index_map %max (d0, d1, d2) -> (d0, d2) : tensor<2x8xbf16> -> tensor<2x3x8xbf16>
 // CHECK-NEXT:    %exp = ten.map(%x, %max_b) : tensor<2x3x8xbf16>, tensor<2x3x8xbf16> -> tensor<2x3x8xf32> {
 // CHECK:           arith.extf
 // CHECK:           math.exp
