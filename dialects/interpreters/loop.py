@@ -101,6 +101,8 @@ def _indices(op: LoadOp | StoreOp, args: tuple[Any, ...], buffer: np.ndarray) ->
     """The evaluated, bounds-checked index of every axis (ints or int arrays)."""
     indices = eval_map(op.map.data, args)
     for axis, (index, size) in enumerate(zip(indices, buffer.shape, strict=True)):
+        if np.size(index) == 0:  # a loop of no iterations: nothing is accessed
+            continue
         low, high = np.min(index), np.max(index)
         if low < 0 or high >= size:
             name = op.buffer.name_hint or "buffer"

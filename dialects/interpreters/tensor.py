@@ -33,7 +33,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr
 from xdsl.utils.exceptions import InterpretationError
 
 from deplodock.dialects.affine_syntax import eval_map
-from deplodock.dialects.combine import COMBINE_KINDS
+from deplodock.dialects.combine import COMBINE_KINDS, identity_attr
 from deplodock.dialects.interpreters.scalar import numpy_dtype
 from deplodock.dialects.tensor import (
     ConstantOp,
@@ -85,15 +85,21 @@ class TensorFunctions(InterpreterFunctions):
         if args[0] is _DEFERRED:
             return (_as(_einsum(interpreter, op), op.result),)
         kind = COMBINE_KINDS[op.kind.data]
-        out = kind.numpy_reduce(np.asarray(args[0]), axis=op.reduced_dims)
+        x = np.asarray(args[0])
+        if x.size == 0:  # an empty axis: the identity, as a loop of no iterations gives
+            identity = identity_attr(op.kind.data, op.result.type.element_type)
+            return (_as(identity.value.data, op.result),)
+        out = kind.numpy_reduce(x, axis=op.reduced_dims)
         return (_as(out, op.result),)
 
     @impl(IndexMapOp)
     def run_index_map(
         self, interpreter: Interpreter, op: IndexMapOp, args: PythonValues
     ) -> PythonValues:
-        shape, _ = _type(op.result)
+        shape, dtype = _type(op.result)
         source = np.asarray(args[0])
+        if 0 in shape:  # no elements: nothing is read
+            return (np.zeros(shape, dtype),)
         if (view := _broadcast_view(source, op)) is not None:
             return (view,)
         grid = np.indices(shape, sparse=True) if shape else ()
@@ -117,6 +123,9 @@ class TensorFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: GatherOp, args: PythonValues
     ) -> PythonValues:
         table, ids = np.asarray(args[0]), np.asarray(args[1]).astype(np.int64)
+        shape, dtype = _type(op.result)
+        if 0 in shape:  # no elements: nothing is read
+            return (np.zeros(shape, dtype),)
         extent = table.shape[op.gather_axis]
         if ids.size and (ids.min() < 0 or ids.max() >= extent):
             raise InterpretationError(

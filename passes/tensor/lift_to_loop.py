@@ -66,6 +66,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from deplodock.dialects import tensor as ten
+from deplodock.dialects.combine import identity_attr
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import origins
 
@@ -372,6 +373,39 @@ class LiftGather(RewritePattern):
         rewriter.replace(op, k.op)
 
 
+_TEN_OPS = (ten.MapOp, ten.ReduceOp, ten.IndexMapOp, ten.ConstantOp, ten.IotaOp, ten.GatherOp)
+
+
+@dataclass
+class LiftEmpty(RewritePattern):
+    """A tensor of no elements is computed by a kernel that does nothing: no inputs, no
+    loops, no stores (an empty body launches as one thread that returns). A reduce over
+    an axis of extent 0 reads nothing either: a fill kernel of the kind's identity (the
+    sum of no terms is 0). So no kernel ever loads from, or loops over, an empty tensor,
+    and every later level sees only non-empty extents."""
+
+    names: KernelNames
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, _TEN_OPS):
+            return
+        if 0 in _shape(op.results[0]):
+            k = _Kernel.create(self.names.fresh(_hint(op.results[0], "empty")), [], op.results[0])
+            _finish(k, op, "empty")
+            rewriter.replace(op, k.op)
+        elif isinstance(op, ten.ReduceOp) and 0 in _shape(op.input):
+            element = op.result.type.element_type  # type: ignore[union-attr]
+            k = _Kernel.create(self.names.fresh(_hint(op.result, "reduce")), [], op.result)
+            constant = arith.ConstantOp(identity_attr(op.kind.data, element))
+            constant.result.name_hint = "c"
+            k.block.add_op(constant)
+            body, ivs = k.free_nest(_shape(op.result))
+            map_, operands = access(ivs)
+            body.add_op(StoreOp(constant.result, k.out, map_, operands))
+            _finish(k, op, "reduce")
+            rewriter.replace(op, k.op)
+
+
 @dataclass(frozen=True)
 class LiftToLoop(ModulePass):
     """Turn every ten op into one loop.kernel (see the module docstring)."""
@@ -382,6 +416,7 @@ class LiftToLoop(ModulePass):
         names = KernelNames.of_module(op)
         patterns = GreedyRewritePatternApplier(
             [
+                LiftEmpty(names),
                 LiftMap(names),
                 LiftReduce(names),
                 LiftIndexMap(names),

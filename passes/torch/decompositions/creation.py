@@ -1,5 +1,5 @@
 """Tensors made from nothing: full, ones, zeros, their new_* and *_like forms,
-scalar_tensor, and arange.
+scalar_tensor, the empty family, and arange.
 
 A filled tensor is a splat `ten.constant` of the result's type (torch.export recorded
 shape and dtype): it costs no memory, since lift-to-loop makes it a fill kernel that
@@ -7,6 +7,11 @@ fusion folds into its readers as an `arith.constant`. `arange` is positions as d
 a `ten.iota` (itself when start 0, step 1 and int64), else one map computing
 `start + step * i` in the result's type (in f64 for a float range with a fractional
 start or step, as PyTorch's CPU kernel accumulates in double).
+
+An empty tensor (`empty`, `empty_strided`, `empty_permuted`, `new_empty`...) may hold
+any values: it is the zero splat, which costs nothing and reads deterministically. Its
+strides or physical layout are a memory-layout request the tensor level has no notion
+of (every value is a logical array), so they are ignored.
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ _FILLS: dict[str, str | int] = {
     "full_like.default": "fill_value", "scalar_tensor.default": "s",
     "ones.default": 1, "new_ones.default": 1, "ones_like.default": 1,
     "zeros.default": 0, "new_zeros.default": 0, "zeros_like.default": 0,
+    # uninitialised: any value is legal, zero is the cheapest to explain
+    "empty.memory_format": 0, "empty_permuted.default": 0, "empty_strided.default": 0,
+    "new_empty.default": 0, "new_empty_strided.default": 0, "empty_like.default": 0,
 }
 _ARANGE = ("arange.default", "arange.start", "arange.start_step")
 

@@ -3,7 +3,8 @@
 `slice(dim, start, end, step)` reads `start + step * i` on its axis, `narrow` is a slice of
 `length`, `select(dim, index)` pins the axis to a constant and drops it. Bounds follow
 Python's rules (negative counts from the end; slice bounds clamp to the extent, so the
-`end = 2**63 - 1` that `x[..., h:]` exports as is simply the end).
+`end = 2**63 - 1` that `x[..., h:]` exports as is simply the end). The `_copy` forms of
+functionalised graphs are the same views.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ def _clamp(bound: int, size: int) -> int:
 
 
 class Slice(Decomposition):
-    targets = ("slice.Tensor", "narrow.default", "select.int")
+    targets = (
+        "slice.Tensor", "narrow.default", "select.int", "slice_copy.Tensor", "narrow_copy.default",
+        "select_copy.int",
+    )
 
     def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue:
         x = emit.tensor("self")
@@ -38,7 +42,7 @@ class Slice(Decomposition):
             raise Unsupported(f"dimension {dim} is out of range for rank {len(src)}")
         dim %= len(src)
         dims = [AffineExpr.dimension(i) for i in range(len(emit.shape))]
-        kind = op.overload.split(".")[0]
+        kind = op.overload.split(".")[0].removesuffix("_copy")
         if kind == "select":
             index = int(op.arg("index"))
             if not -src[dim] <= index < src[dim]:
