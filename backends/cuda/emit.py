@@ -75,6 +75,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    i1,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import (
@@ -469,7 +470,10 @@ class _KernelEmitter:
             if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
                 return "true" if value else "false"
             text = str(value)
-            if not -INT32_MAX - 1 <= value <= INT32_MAX:
+            # An i64 literal is a long long even when small: max(x, 0) of a long long x
+            # would find max(long long, long long) and max(int, int) equally good.
+            wide = isinstance(attr.type, IntegerType) and attr.type.width.data == 64
+            if wide or not -INT32_MAX - 1 <= value <= INT32_MAX:
                 text += "LL"
             return f"({text})" if value < 0 else text
         raise EmitError(f"emit_cuda: no C literal for {attr}")
@@ -542,7 +546,7 @@ class _KernelEmitter:
             (source,) = op.operands
             target = self.ctype(op.results[0])
             inner = self.ref(source)
-            if name in _UNSIGNED_CASTS:
+            if name in _UNSIGNED_CASTS and source.type != i1:  # bool is unsigned already
                 inner = f"(unsigned {self.ctype(source)}){inner}"
             self.define(op.results[0], f"({target}){inner}")
         else:
@@ -952,7 +956,7 @@ class _KernelEmitter:
     def cmpi(self, op: arith.CmpiOp) -> None:
         predicate = op.predicate.value.data
         a, b = self.ref(op.lhs), self.ref(op.rhs)
-        if predicate >= 6 and not isinstance(op.lhs.type, IndexType):
+        if predicate >= 6 and not isinstance(op.lhs.type, IndexType) and op.lhs.type != i1:
             unsigned = f"unsigned {scalar_type(op.lhs.type)}"
             a, b = f"({unsigned}){a}", f"({unsigned}){b}"
         self.define(op.result, f"{a} {_CMPI[predicate]} {b}")
@@ -966,6 +970,14 @@ class _KernelEmitter:
 
     def select(self, op: arith.SelectOp) -> None:
         cond, a, b = (self.ref(v) for v in op.operands)
+        if isinstance(op.result.type, Float16Type | BFloat16Type):
+            # A 16-bit float constant prints as a float literal; `c ? 3.0f : h` would be
+            # ambiguous (float and __half convert both ways), so the literal is converted.
+            ctype = scalar_type(op.result.type)
+            a, b = (
+                f"{ctype}({text})" if isinstance(v.owner, arith.ConstantOp) else text
+                for v, text in zip(op.operands[1:], (a, b), strict=True)
+            )
         self.define(op.result, f"{cond} ? {a} : {b}")
 
     def bitcast(self, op: arith.BitcastOp) -> None:

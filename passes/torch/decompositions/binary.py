@@ -33,6 +33,7 @@ from deplodock.passes.torch.decompositions.common import (
     Decomposition,
     Emitter,
     Unsupported,
+    accumulator_type,
     is_float,
 )
 from deplodock.passes.torch.decompositions.compare import compare
@@ -126,6 +127,9 @@ class ElementwiseBinary(Decomposition):
             def function(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
                 return b.binary(kind, x, y)
 
+        # 16-bit floats: hypot, ldexp and the rest in f32, rounded once, as torch does;
+        # nextafter steps the bits of the type itself.
+        compute = element if op.overload == "nextafter.default" else accumulator_type(element)
         lhs = emit.tensor_or_scalar("self")
         rhs = emit.tensor_or_scalar(_OTHER.get(op.overload, "other"))
         if op.overload.startswith("rsub"):
@@ -136,11 +140,11 @@ class ElementwiseBinary(Decomposition):
         def body(b: Body, *args: SSAValue) -> SSAValue:
             scalars = iter(args)
             x, y = (
-                b.cast(next(scalars), element) if isinstance(v, SSAValue) else b.const(v, element)
+                b.cast(next(scalars), compute) if isinstance(v, SSAValue) else b.const(v, compute)
                 for v in (lhs, rhs)
             )
             if alpha != 1:
-                y = b.binary("mul", y, b.const(alpha, element))
+                y = b.binary("mul", y, b.const(alpha, compute))
             return function(b, x, y)
 
         return emit.map(tensors, element, body, shape=emit.shape)

@@ -10,10 +10,11 @@ condition that is not i1 counts its truth value (`compare.truthy`).
 from __future__ import annotations
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import i1
 from xdsl.ir import SSAValue
 
 from deplodock.dialects.torch import AtenOp
-from deplodock.passes.torch.decompositions.common import Body, Decomposition, Emitter
+from deplodock.passes.torch.decompositions.common import Body, Decomposition, Emitter, Scalar
 from deplodock.passes.torch.decompositions.compare import truthy
 
 # overload -> schema names of (condition, value where true, value where false)
@@ -37,10 +38,15 @@ class Where(Decomposition):
         element = emit.element
         tensors = [cond, *(v for v in values if isinstance(v, SSAValue))]
 
+        def _const(b: Body, v: Scalar) -> SSAValue:
+            """A number in the result type as torch converts it: a bool is its truth
+            (masked_fill of a bool tensor with 10 fills True), an int truncates."""
+            return b.const(bool(v) if element == i1 else v, element)
+
         def body(b: Body, c: SSAValue, *args: SSAValue) -> SSAValue:
             scalars = iter(args)
             yes, no = (
-                b.cast(next(scalars), element) if isinstance(v, SSAValue) else b.const(v, element)
+                b.cast(next(scalars), element) if isinstance(v, SSAValue) else _const(b, v)
                 for v in values
             )
             return b.emit(arith.SelectOp(truthy(b, c), yes, no))
