@@ -24,22 +24,39 @@ from deplodock.dialects.interpreters.run import run_forward
 EXTENTS = (0, 1, 2, 3, 5, 7, 13)
 
 UNARY = {
-    "neg": torch.neg, "exp": torch.exp, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
-    "relu": torch.relu, "abs": torch.abs, "sin": torch.sin, "square": torch.square,
-    "silu": torch.nn.functional.silu, "gelu": torch.nn.functional.gelu,
-    "erf": torch.erf, "log1p_abs": lambda x: torch.log1p(x.abs()),
-    "clamp": lambda x: x.clamp(-0.5, 0.75), "floor": torch.floor,
-    "softplus": torch.nn.functional.softplus, "sqrt_abs": lambda x: x.abs().sqrt(),
+    "neg": torch.neg,
+    "exp": torch.exp,
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "relu": torch.relu,
+    "abs": torch.abs,
+    "sin": torch.sin,
+    "square": torch.square,
+    "silu": torch.nn.functional.silu,
+    "gelu": torch.nn.functional.gelu,
+    "erf": torch.erf,
+    "log1p_abs": lambda x: torch.log1p(x.abs()),
+    "clamp": lambda x: x.clamp(-0.5, 0.75),
+    "floor": torch.floor,
+    "softplus": torch.nn.functional.softplus,
+    "sqrt_abs": lambda x: x.abs().sqrt(),
     "scale": lambda x: x * 1.5 - 0.25,
 }
 BINARY = {
-    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "maximum": torch.maximum,
-    "minimum": torch.minimum, "div": lambda a, b: a / (b.abs() + 1),
-    "where": lambda a, b: torch.where(a > b, a, b), "atan2": torch.atan2,
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "div": lambda a, b: a / (b.abs() + 1),
+    "where": lambda a, b: torch.where(a > b, a, b),
+    "atan2": torch.atan2,
 }
 REDUCE = {
-    "sum": lambda x, d, k: x.sum(d, keepdim=k), "mean": lambda x, d, k: x.mean(d, keepdim=k),
-    "amax": lambda x, d, k: x.amax(d, keepdim=k), "amin": lambda x, d, k: x.amin(d, keepdim=k),
+    "sum": lambda x, d, k: x.sum(d, keepdim=k),
+    "mean": lambda x, d, k: x.mean(d, keepdim=k),
+    "amax": lambda x, d, k: x.amax(d, keepdim=k),
+    "amin": lambda x, d, k: x.amin(d, keepdim=k),
     "softmax": lambda x, d, k: torch.softmax(x, d),
     "log_softmax": lambda x, d, k: torch.log_softmax(x, d),
     "var": lambda x, d, k: x.var(d, keepdim=k),
@@ -120,11 +137,15 @@ STEP = st.one_of(
     st.tuples(st.just("unary"), st.sampled_from(sorted(UNARY)), _index()),
     st.tuples(st.just("binary"), st.sampled_from(sorted(BINARY)), _index(), _index()),
     st.tuples(
-        st.just("reduce"), st.sampled_from(sorted(REDUCE)), st.integers(0, 3), st.booleans(),
+        st.just("reduce"),
+        st.sampled_from(sorted(REDUCE)),
+        st.integers(0, 3),
+        st.booleans(),
         _index(),
     ),
-    st.tuples(st.sampled_from(["transpose", "flatten", "slice", "expand", "cat", "matmul"]),
-              _index()),
+    st.tuples(
+        st.sampled_from(["transpose", "flatten", "slice", "expand", "cat", "matmul"]), _index()
+    ),
     st.tuples(st.just("unsqueeze"), st.integers(0, 3), _index()),
 )
 SHAPE = st.lists(st.sampled_from(EXTENTS), min_size=0, max_size=3).map(tuple)
@@ -153,8 +174,12 @@ def test_random_programs_match_eager(shapes, steps, seed) -> None:
         got = run_forward(module, arrays)
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(
-                np.asarray(g, dtype=np.float64), w.double().numpy(), rtol=2e-4, atol=2e-5,
-                equal_nan=True, err_msg=f"{level} level of {program!r} on {shapes}",
+                np.asarray(g, dtype=np.float64),
+                w.double().numpy(),
+                rtol=2e-4,
+                atol=2e-5,
+                equal_nan=True,
+                err_msg=f"{level} level of {program!r} on {shapes}",
             )
 
 

@@ -35,8 +35,12 @@ def mlp(dtype: torch.dtype) -> tuple[torch.nn.Module, tuple]:
     d, h = 384, 1024
     layers = []
     for i in range(2):
-        layers += [torch.nn.Linear(d if i == 0 else h, h), torch.nn.LayerNorm(h),
-                   torch.nn.GELU(), torch.nn.Dropout(0.1)]
+        layers += [
+            torch.nn.Linear(d if i == 0 else h, h),
+            torch.nn.LayerNorm(h),
+            torch.nn.GELU(),
+            torch.nn.Dropout(0.1),
+        ]
     model = torch.nn.Sequential(*layers, torch.nn.Linear(h, d)).eval()
     return model.to(dtype), (torch.randn(2, 37, d, dtype=dtype),)
 
@@ -89,8 +93,10 @@ def check(name: str, gpu: bool) -> bool:
     spills = [n for n, r in fast.program.resources.items() if r.spills]
     kernels = len(fast.program.kernel_names)
     if not gpu:
-        print(f"{name:16s} {kernels:3d} kernels compiled (no GPU to run on)"
-              + (f"; SPILLS: {spills}" if spills else ""))
+        print(
+            f"{name:16s} {kernels:3d} kernels compiled (no GPU to run on)"
+            + (f"; SPILLS: {spills}" if spills else "")
+        )
         return not spills
     ok = not spills
     for trial in range(2):  # fresh inputs each time: the same function on any input
@@ -105,9 +111,11 @@ def check(name: str, gpu: bool) -> bool:
         rel = err / scale if scale else err
         good = rel <= rtol and not torch.isnan(got).any().item()
         ok &= good
-        print(f"{name:16s} {kernels:3d} kernels  trial {trial}: max abs {err:.3e}  rel {rel:.2e}"
-              f"  (tol {rtol:.0e}) {'ok' if good else 'MISMATCH'}"
-              + (f"  SPILLS: {spills}" if spills else ""))
+        print(
+            f"{name:16s} {kernels:3d} kernels  trial {trial}: max abs {err:.3e}  rel {rel:.2e}"
+            f"  (tol {rtol:.0e}) {'ok' if good else 'MISMATCH'}"
+            + (f"  SPILLS: {spills}" if spills else "")
+        )
     return ok
 
 
