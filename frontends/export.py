@@ -38,6 +38,7 @@ with the user's source line of each, as a `UserInputError`.
 
 from __future__ import annotations
 
+import importlib.util
 import operator
 import os
 import re
@@ -158,8 +159,9 @@ def torch_dtype(element: Attribute) -> torch.dtype:
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.*)$')
 _TORCH_DIR = str(Path(torch.__file__).resolve().parent) + os.sep
 _FRONTENDS_DIR = str(Path(__file__).resolve().parent) + os.sep
-# The package root (tools/: the API's wrappers of a plain function, the OpInfo harness).
-_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent / "tools") + os.sep
+# The package root (the API's wrapper of a plain function, the OpInfo harness): tools/ in
+# a checkout, site-packages/deplodock/ when installed.
+_PACKAGE_DIR = str(Path(importlib.util.find_spec("deplodock").origin).resolve().parent) + os.sep
 
 
 def _short_path(path: str) -> str:
