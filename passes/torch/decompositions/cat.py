@@ -12,8 +12,9 @@ shifted indices: RoPE's rotate_half, `cat(-x[h:], x[:h])`, becomes one expressio
 element, with no buffer for the concat. The offset is written `(i_d + c) mod n_j` with
 c = -o_j mod n_j so the index never goes negative (the CUDA emitter's `%` truncates).
 Inputs of size 0 along the axis (torch's legacy empty 1-D tensors included) add
-nothing, and an input read through the same view as the one before it needs no select
-(`cat((freqs, freqs))` in the rotary embedding is a repeat: one index_map, `i mod n`).
+nothing (a result with no elements is an empty constant), and an input read through the
+same view as the one before it needs no select (`cat((freqs, freqs))` in the rotary
+embedding is a repeat: one index_map, `i mod n`).
 `concat` is shared with diff.
 """
 
@@ -22,17 +23,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import TensorType, i64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
-from deplodock.dialects.tensor import IotaOp
+from deplodock.dialects.tensor import ConstantOp, IotaOp
 from deplodock.dialects.torch import AtenOp
 from deplodock.passes.torch.decompositions.common import (
     Body,
     Decomposition,
     Emitter,
     Unsupported,
+    is_float,
     shape_of,
 )
 
@@ -42,6 +44,10 @@ def concat(
     element: Attribute, name: str | None = None,
 ) -> SSAValue:
     """`inputs` concatenated along `dim` into `shape`, with elements of type `element`."""
+    if 0 in shape:  # no elements (every part empty): nothing to read
+        type_ = TensorType(element, shape)
+        zero = 0.0 if is_float(element) else 0
+        return emit.add(ConstantOp(DenseIntOrFPElementsAttr.from_list(type_, [zero])), name)
     parts = [v for v in inputs if shape_of(v)[dim:dim + 1] not in ((0,), ())]
     if any(len(shape_of(v)) != len(shape) for v in parts):
         raise Unsupported(f"cat of ranks {[len(shape_of(v)) for v in parts]} into {len(shape)}")

@@ -32,6 +32,7 @@ from deplodock.passes.torch.decompositions.common import (
     Unsupported,
     shape_of,
 )
+from deplodock.passes.torch.decompositions.creation import splat
 from deplodock.passes.torch.decompositions.view import reshape_map
 
 
@@ -88,6 +89,8 @@ class Gather(Decomposition):
     def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue:
         x, index = emit.tensor("self"), emit.tensor("index")
         src, shape = shape_of(x), emit.shape
+        if 0 in shape:  # an empty index reads nothing (its rank need not match then)
+            return splat(emit, 0)
         if not src:  # a 0-d table: its one element (the index must be 0)
             return emit.index_map(x, _no_axes(len(shape)), shape)
         dim = _axis(int(op.arg("dim")), len(src))

@@ -147,10 +147,9 @@ def dense_write(
         return emit.reduce("add", ones, k_axes, name="count")
 
     if kind == "set":
-        order = list(order) if order else k_axes
-        last = _last_hit(emit, space, hits, order)
+        lin = _linear_position(emit, space, list(order) if order else k_axes)
+        last = _last_hit(emit, hits, lin, k_axes)
         last_t = emit.expand(last, space, k_axes)
-        lin = _linear_position(emit, space, order)
 
         def pick(b: Body, h: SSAValue, p: SSAValue, w: SSAValue, *v: SSAValue) -> SSAValue:
             chosen = b.emit(arith.AndIOp(h, b.emit(arith.CmpiOp(p, w, "eq"))))
@@ -205,6 +204,8 @@ def _linear_position(emit: Emitter, space: Sequence[int], axes: Sequence[int]) -
     """The row-major position along `axes` of `space`, as an i64 tensor on `space`."""
     strides = [math.prod(space[a] for a in axes[k + 1 :]) for k in range(len(axes))]
     along = positions(emit, space, axes)
+    if len(along) == 1:
+        return along[0]
 
     def linear(b: Body, *pos: SSAValue) -> SSAValue:
         total = None
@@ -216,15 +217,14 @@ def _linear_position(emit: Emitter, space: Sequence[int], axes: Sequence[int]) -
     return emit.map(along, i64, linear, name="k", shape=space)
 
 
-def _last_hit(emit: Emitter, space: Sequence[int], hits: SSAValue, axes: Sequence[int]):
-    """Per output position, the largest linear K position that hits it, -1 for none."""
-    lin = _linear_position(emit, space, axes)
+def _last_hit(emit: Emitter, hits: SSAValue, lin: SSAValue, axes: Sequence[int]) -> SSAValue:
+    """Per output position, the largest K position `lin` that hits it, -1 for none."""
 
     def last(b: Body, h: SSAValue, p: SSAValue) -> SSAValue:
         return b.emit(arith.SelectOp(h, p, b.const(-1, i64)))
 
     at = emit.map([hits, lin], i64, last, name="at")
-    return emit.reduce("max", at, sorted(axes), "last")
+    return emit.reduce("max", at, list(axes), "last")
 
 
 def _hit_map(

@@ -162,6 +162,8 @@ class View(Decomposition):
         if kind == "t":
             perm.reverse()
         elif kind == "transpose":
+            if not rank:  # a 0-d tensor transposes its 0th "axis" with itself
+                return perm
             a = _normalized(int(op.arg("dim0")), rank)
             b = _normalized(int(op.arg("dim1")), rank)
             perm[a], perm[b] = perm[b], perm[a]
