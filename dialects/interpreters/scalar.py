@@ -79,6 +79,17 @@ def _rsqrt(x):
     return 1 / np.sqrt(x)
 
 
+def _ieee_extremum(fn, a, b):
+    """arith.maximumf / minimumf: NaN if either is NaN (np.maximum's rule too) and -0.0
+    below +0.0, as MLIR defines them and CUDA's max.NaN / min.NaN compute them (numpy
+    returns its second operand for two zeros)."""
+    zeros = (a == 0) & (b == 0)
+    if not np.any(zeros):
+        return fn(a, b)
+    negative = np.signbit(a) if fn is np.minimum else ~np.signbit(a)  # a is the answer
+    return np.where(zeros, np.where(negative, a, b), fn(a, b))
+
+
 def _divsi(a, b):
     """Integer division truncated toward zero, exact for every int64 (a float quotient
     would round above 2**53): the floor quotient, one up where it rounded down a
@@ -137,8 +148,8 @@ class ScalarFunctions(InterpreterFunctions):
     run_subf = impl(arith.SubfOp)(_binary(np.subtract))
     run_mulf = impl(arith.MulfOp)(_binary(np.multiply))
     run_divf = impl(arith.DivfOp)(_binary(np.divide))
-    run_maximumf = impl(arith.MaximumfOp)(_binary(np.maximum))
-    run_minimumf = impl(arith.MinimumfOp)(_binary(np.minimum))
+    run_maximumf = impl(arith.MaximumfOp)(_binary(lambda a, b: _ieee_extremum(np.maximum, a, b)))
+    run_minimumf = impl(arith.MinimumfOp)(_binary(lambda a, b: _ieee_extremum(np.minimum, a, b)))
     run_maxnumf = impl(arith.MaxnumfOp)(_binary(np.fmax))
     run_minnumf = impl(arith.MinnumfOp)(_binary(np.fmin))
     run_negf = impl(arith.NegfOp)(_unary(np.negative))

@@ -54,9 +54,9 @@ class Activation(Decomposition):
             def body(b: Body, x: SSAValue) -> SSAValue:
                 zero = b.const(0.0, x.type)
                 scaled = x if input_scale == 1 else b.binary("mul", x, b.const(input_scale, x.type))
-                negative = b.binary(
-                    "mul", b.unary(math.ExpM1Op, scaled), b.const(alpha * scale, x.type)
-                )
+                negative = b.unary(math.ExpM1Op, scaled)
+                if alpha * scale != 1:
+                    negative = b.binary("mul", negative, b.const(alpha * scale, x.type))
                 positive = x if scale == 1 else b.binary("mul", x, b.const(scale, x.type))
                 return b.emit(arith.SelectOp(compare(b, "le", x, zero), negative, positive))
 
