@@ -4,10 +4,10 @@ Each program is captured with torch.export, lowered to the loop level and then t
 kernel level, run on the interpreters at both, and compared with PyTorch eager on the
 same random inputs: var/var_mean/std, the vector norms of every order, prod, any/all,
 argmax/argmin and max.dim/min.dim (ties and NaNs: torch gives the first index, and NaN
-is the maximum), cumprod and logcumsumexp, log_softmax, layer/group/batch norm and
-nansum/nanmean; shapes with axes of 1, prime extents (7, 13) and 0-d tensors. A layer
-norm over the last axis is one kernel, and the kernels compile with NVRTC for sm_90
-without register spills.
+is the maximum), cumprod, logcumsumexp and cummax/cummin (the last index), log_softmax,
+layer/group/batch norm and nansum/nanmean; shapes with axes of 1, prime extents (7, 13)
+and 0-d tensors. A layer norm over the last axis is one kernel, and the kernels compile
+with NVRTC for sm_90 without register spills.
 """
 
 from __future__ import annotations
@@ -134,6 +134,10 @@ CASES: dict[str, tuple[Program, tuple[torch.Tensor, ...]]] = {
         lambda x, i, s: (torch.cumprod(x, 1), torch.cumprod(i, 0), torch.logcumsumexp(x * 30, 0),
                          torch.cumprod(s, 0), torch.logcumsumexp(s, 0)),
         (_randn(7, 13) * 0.5 + 1, torch.randint(-2, 3, (7, 1)), torch.tensor(0.5)),
+    ),
+    "cummax_cummin": (
+        lambda x, b: (*torch.cummax(x, 1), *torch.cummin(x, 0), *torch.cummax(b, 1)),
+        (_ties_and_nans(), torch.rand(3, 7, generator=torch.Generator().manual_seed(6)) > 0.5),
     ),
     "logcumsumexp_infinities": (
         lambda x: torch.logcumsumexp(x, 0),

@@ -7,7 +7,8 @@ tensor level has:
 so the index is the FIRST position of the maximum, as torch's, and NaN is the maximum
 (the max reduce propagates it, and the first NaN is the position found). With dim=None
 argmax/argmin look at the flattened input: i is the row-major position, built from one
-iota per axis. Indices are int64. Booleans are compared as i32 zeros and ones.
+iota per axis. Indices are int64. Booleans are compared as i32 zeros and ones, unsigned
+integers as i64.
 """
 
 from __future__ import annotations
@@ -31,7 +32,12 @@ from deplodock.passes.torch.decompositions.common import (
     normalize_dims,
     shape_of,
 )
-from deplodock.passes.torch.decompositions.reduction import keepdim, reducible, to_bool
+from deplodock.passes.torch.decompositions.reduction import (
+    keepdim,
+    reducible,
+    signless,
+    to_bool,
+)
 
 
 def arg_extreme(
@@ -42,8 +48,7 @@ def arg_extreme(
     shape = shape_of(x)
     if count(shape, dims) == 0:
         raise Unsupported(f"arg{kind} over an empty axis (torch refuses it)")
-    if element_of(x) == i1:
-        x = emit.convert(x, i32)
+    x = signless(emit, emit.convert(x, i32) if element_of(x) == i1 else x)
     m = emit.reduce(kind, x, dims, name=kind)
     iotas = [emit.add(IotaOp(d, TensorType(i64, shape)), f"i{d}") for d in dims]
     strides = [count(shape, [e for e in dims if e > d]) for d in dims]
@@ -86,5 +91,5 @@ class MaxMinDim(Decomposition):
         element = emit.element
         x, dims = reducible(emit, x, normalize_dims(int(op.arg("dim")), len(shape_of(x))))
         values, index = arg_extreme(emit, x, dims, op.overload[:3])
-        values = to_bool(emit, values) if element == i1 else values
+        values = to_bool(emit, values) if element == i1 else emit.convert(values, element)
         return keepdim(emit, op, values, dims), keepdim(emit, op, index, dims, 1)

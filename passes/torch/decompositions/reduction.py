@@ -10,11 +10,13 @@ product), as in torch.
 
 Booleans are reduced as i32 zeros and ones and turned back into booleans after: an i1
 `max` would be a signed compare of -1 and 0, and the identities of an i1 reduction are not
-booleans. `any`/`all` are a max/min of truth values (`x != 0`, NaN true), in the result's
-type (bool, or uint8 for a uint8 input). `nansum` sums with NaNs read as 0.
+booleans. Unsigned integers (uint8) are reduced in i64 (arith takes signless integers)
+and truncated back, which wraps a sum as torch's uint8 arithmetic does. `any`/`all` are
+a max/min of truth values (`x != 0`, NaN true), in the result's type (bool, or uint8 for
+a uint8 input). `nansum` sums with NaNs read as 0.
 
-`reduce_like_torch`, `reducible` and `to_bool` are shared with mean, var, the norms and
-argmax.
+`reduce_like_torch`, `reducible`, `signless`, `compute_type` and `to_bool` are shared with
+mean, var, the norms, the scans and argmax.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import i1, i32
+from xdsl.dialects.builtin import IntegerType, Signedness, i1, i32, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineMap
 
@@ -33,6 +35,7 @@ from deplodock.passes.torch.decompositions.common import (
     Emitter,
     accumulator_type,
     count,
+    element_of,
     is_float,
     normalize_dims,
     shape_of,
@@ -53,6 +56,26 @@ _LOGICAL = {
 }
 # fmt: on
 _WORDS = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
+
+
+def signless(emit: Emitter, x: SSAValue) -> SSAValue:
+    """`x`, in i64 when its elements are unsigned integers (uint8): arith's integer ops
+    and constants take signless types, and i64 holds every uint8 value."""
+    type_ = element_of(x)
+    if isinstance(type_, IntegerType) and type_.signedness.data == Signedness.UNSIGNED:
+        return emit.convert(x, i64)
+    return x
+
+
+def compute_type(element: Attribute, kind: str) -> Attribute:
+    """Where a `kind` reduction to `element` is computed: f32 for the sums and products
+    of 16-bit floats, i32 zeros and ones for booleans, i64 for unsigned integers."""
+    acc = accumulator_type(element) if kind in ("add", "mul") else element
+    if acc == i1:
+        return i32
+    if isinstance(acc, IntegerType) and acc.signedness.data == Signedness.UNSIGNED:
+        return i64
+    return acc
 
 
 def reducible(emit: Emitter, x: SSAValue, dims: Sequence[int]) -> tuple[SSAValue, list[int]]:
@@ -95,10 +118,8 @@ def reduce_like_torch(
     dims = normalize_dims(op.arg("dim"), len(shape))
     if not dims and element_fn is None:  # a 0-d tensor: nothing to combine
         return emit.convert(x, element)
-    x, dims = reducible(emit, x, dims)
-    acc = accumulator_type(element) if kind in ("add", "mul") else element
-    if acc == i1:
-        acc = i32
+    x, dims = reducible(emit, signless(emit, x), dims)
+    acc = compute_type(element, kind)
     if element_fn is not None:
         x = emit.map([x], acc, lambda b, v: element_fn(b, v, acc))
     reduced = emit.reduce(kind, emit.convert(x, acc), dims, name=_WORDS[kind])
@@ -137,11 +158,9 @@ class LogicalReduction(Decomposition):
     def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue:
         x = emit.tensor("self")
         dims = normalize_dims(op.arg("dim"), len(shape_of(x)))
-        x, dims = reducible(emit, x, dims)
+        x, dims = reducible(emit, signless(emit, x), dims)
 
         def truth(b: Body, v: SSAValue) -> SSAValue:
-            if v.type != i1 and not is_float(v.type):
-                v = b.cast(v, i32 if v.type.width.data <= 32 else v.type)  # uint8: no consts
             return b.cast(truthy(b, v), i32)
 
         truths = emit.map([x], i32, truth, name="truth")

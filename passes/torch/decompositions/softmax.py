@@ -7,8 +7,9 @@
 
 16-bit inputs are computed in f32 and rounded once at the end; `dtype` (softmax.int)
 and `half_to_float` (_softmax, _log_softmax) only change the result's element type,
-which torch.export already recorded. A row holding +inf, or only -inf, is NaN, as in
-torch (inf - inf).
+which torch.export already recorded (integer and boolean inputs with `dtype=` are
+converted to it first). A row holding +inf, or only -inf, is NaN, as in torch
+(inf - inf).
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from deplodock.passes.torch.decompositions.common import (
     Emitter,
     accumulator_type,
     element_of,
+    is_float,
     shape_of,
 )
+from deplodock.passes.torch.decompositions.reduction import signless
 
 NEG_INF = float("-inf")
 
@@ -96,6 +99,7 @@ class LogSoftmax(Decomposition):
         if not shape:  # one element: x - x, 0 (NaN for inf and NaN, as in torch)
             return emit.map([x], emit.element, lambda b, v: b.binary("sub", v, v))
         compute = accumulator_type(emit.element)
+        x = x if is_float(element_of(x)) else emit.convert(signless(emit, x), compute)
         return stable_log_softmax(emit, x, op.arg("dim") % len(shape), compute, emit.element)
 
 
@@ -113,6 +117,8 @@ class Softmax(Decomposition):
                 return b.unary(math.ExpOp, b.binary("sub", v, v))
 
             return emit.map([x], emit.element, one)
+        if not is_float(element_of(x)):  # softmax(dtype=) of integers or booleans
+            x = emit.convert(signless(emit, x), accumulator_type(emit.element))
         return stable_softmax(
             emit,
             x,

@@ -39,3 +39,25 @@ func.func @logcumsumexp(%x: tensor<5xf32>) -> tensor<5xf32> {
 // CHECK-NEXT:    %lcse = ten.map(%sum, %max)
 // CHECK:           math.log
 // CHECK-NEXT:      arith.addf
+
+// cummax: the prefix max, and the last position j <= i holding it (or a NaN).
+func.func @cummax(%x: tensor<5xf32>) -> (tensor<5xf32>, tensor<5xi64>) {
+  %values, %indices = torch.aten "cummax.default"(self = %x) {dim = 0} : (tensor<5xf32>) -> (tensor<5xf32>, tensor<5xi64>)
+  func.return %values, %indices : tensor<5xf32>, tensor<5xi64>
+}
+
+// CHECK-LABEL: func.func @cummax
+// CHECK:         %seen = ten.map(%x_b, %i, %j)
+// CHECK:           arith.constant 0xff800000 : f32
+// CHECK:         %values = ten.reduce max %seen dims [1] : tensor<5x5xf32> -> tensor<5xf32>
+// CHECK-NEXT:    %[[B:.*]] = ten.index_map %values (d0, d1) -> (d0) : tensor<5xf32> -> tensor<5x5xf32>
+// CHECK-NEXT:    %hits = ten.map(%x_b, %[[B]], %i, %j)
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %[[M:.*]]: f32, %[[I:.*]]: i64, %[[J:.*]]: i64):
+// CHECK-NEXT:      %[[EQ:.*]] = arith.cmpf oeq, %[[V]], %[[M]] : f32
+// CHECK-NEXT:      %[[NAN:.*]] = arith.cmpf uno, %[[V]], %[[V]] : f32
+// CHECK-NEXT:      %[[HIT:.*]] = arith.ori %[[EQ]], %[[NAN]] : i1
+// CHECK-NEXT:      %[[LE:.*]] = arith.cmpi sle, %[[J]], %[[I]] : i64
+// CHECK-NEXT:      %[[SEEN:.*]] = arith.andi %[[HIT]], %[[LE]] : i1
+// CHECK-NEXT:      %[[NONE:.*]] = arith.constant -1 : i64
+// CHECK-NEXT:      arith.select %[[SEEN]], %[[J]], %[[NONE]] : i64
+// CHECK:         %indices = ten.reduce max %hits dims [1] : tensor<5x5xi64> -> tensor<5xi64>
