@@ -75,6 +75,14 @@ PROGRAMS = {
     "pad": (lambda x: F.pad(x, (1, 2, 0, 1), value=0.5), [X]),
     "prod": (lambda x: x.prod(-1), [X]),
     "dropout_eval_block": (_block(), [(2, 5, 13)]),
+    "addmm": (lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0), [(7,), (5, 3), (3, 7)]),
+    "addmm_beta0": (
+        lambda c, a, b: torch.addmm(c * np.nan, a, b, beta=0),
+        [(5, 7), (5, 3), (3, 7)],
+    ),
+    "baddbmm": (torch.baddbmm, [(2, 5, 7), (2, 5, 3), (2, 3, 7)]),
+    "addbmm": (lambda c, a, b: torch.addbmm(c, a, b, alpha=0.5), [(5, 7), (2, 5, 3), (2, 3, 7)]),
+    "addmv": (torch.addmv, [(5,), (5, 3), (3,)]),
 }
 
 
