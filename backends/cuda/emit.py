@@ -52,7 +52,10 @@ operands), so loads can take the read-only path. The walk is one-to-one:
 
 ``arith.maximumf``/``minimumf`` (relu, max reductions) print as ``maximumf``/``minimumf``,
 helpers emitted with the kernels that propagate NaN as MLIR and PyTorch do (``max.NaN.f32``
-on sm_80+); ``maxnumf``/``minnumf`` are C's ``fmaxf``/``fminf``.
+on sm_80+); ``maxnumf``/``minnumf`` are C's ``fmaxf``/``fminf``. Math calls take the f32
+name (``erfinvf``) for f32 and drop the ``f`` for f64 (``erfinv``); ``math_ext``'s ops are
+CUDA's ``fmodf``, ``erfcf``, ``erfcxf``, ``erfinvf`` and ``lgammaf``; ``arith.bitcast`` is
+``__float_as_int`` and its kin.
 """
 
 from __future__ import annotations
