@@ -181,8 +181,8 @@ def test_unsupported_report_gives_reasons_and_counts() -> None:
     text = """
     func.func @forward(%s: tensor<0x4xf32>, %x: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xf32>) {
       %a = torch.aten "argmax.default"(self = %s) {dim = 0, source = "m.py:3: a = s.argmax(0)"} : (tensor<0x4xf32>) -> tensor<4xi64>
-      %b = torch.aten "erfinv.default"(self = %x) {source = "m.py:4: b = x.erfinv()"} : (tensor<4xf32>) -> tensor<4xf32>
-      %c = torch.aten "erfinv.default"(self = %b) {source = "m.py:4: b = x.erfinv()"} : (tensor<4xf32>) -> tensor<4xf32>
+      %b = torch.aten "i0.default"(self = %x) {source = "m.py:4: b = x.i0()"} : (tensor<4xf32>) -> tensor<4xf32>
+      %c = torch.aten "i0.default"(self = %b) {source = "m.py:4: b = x.i0()"} : (tensor<4xf32>) -> tensor<4xf32>
       func.return %a, %c : tensor<4xi64>, tensor<4xf32>
     }
     """  # noqa: E501
@@ -193,7 +193,7 @@ def test_unsupported_report_gives_reasons_and_counts() -> None:
         "3 unsupported ops:",
         "  aten.argmax.default (argmax over an empty axis (torch refuses it)) at m.py:3: "
         "a = s.argmax(0)",
-        "  aten.erfinv.default at m.py:4: b = x.erfinv() [2 times]",
+        "  aten.i0.default at m.py:4: b = x.i0() [2 times]",
     ]
 
 
