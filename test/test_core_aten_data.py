@@ -189,11 +189,25 @@ def test_loop_and_kernel_levels_match_torch(name: str) -> None:
 def test_duplicate_indices_let_the_last_write_win() -> None:
     """PyTorch's CPU kernels write duplicate indices in order; so does the dense form."""
     x = torch.zeros(3)
-    module = _check(lambda x, i, v: torch.index_put(x, (i,), v), x, torch.tensor([1, 1, 2, 1]),
-                    torch.tensor([5.0, 6.0, 7.0, 8.0]))
-    (got,) = run_forward(module, [x.numpy(), np.array([1, 1, 2, 1]),
-                                  np.array([5.0, 6.0, 7.0, 8.0], np.float32)])
+    module = _check(
+        lambda x, i, v: torch.index_put(x, (i,), v),
+        x,
+        torch.tensor([1, 1, 2, 1]),
+        torch.tensor([5.0, 6.0, 7.0, 8.0]),
+    )
+    (got,) = run_forward(
+        module, [x.numpy(), np.array([1, 1, 2, 1]), np.array([5.0, 6.0, 7.0, 8.0], np.float32)]
+    )
     assert got.tolist() == [0.0, 8.0, 7.0]
+
+
+def test_one_integer_cast_to_two_float_types_stays_two_casts() -> None:
+    """linspace's shape: positions compared in f32 and scaled in f64, fused into one kernel;
+    the two `sitofp` of one position are not one op (fuse's deduplication keeps them)."""
+    _check(
+        lambda s: torch.where(torch.arange(7) < 2.5, torch.arange(7).double() * s, 1.0),
+        torch.tensor(0.5, dtype=torch.float64),
+    )
 
 
 def test_as_strided_of_a_view_is_refused() -> None:
@@ -208,8 +222,15 @@ def test_kernels_compile_with_nvrtc_without_spills() -> None:
         from deplodock.backends.cuda.nvrtc import compile_cuda
     except Exception as error:  # the NVRTC wheel is missing on this machine
         pytest.skip(f"the CUDA backend's NVRTC is not importable here: {error}")
-    for name in ("flip_roll_repeat", "pad", "gather_index_select", "scatter_reduce",
-                 "index_put_mask", "affine_scatters", "zero_size"):
+    for name in (
+        "flip_roll_repeat",
+        "pad",
+        "gather_index_select",
+        "scatter_reduce",
+        "index_put_mask",
+        "affine_scatters",
+        "zero_size",
+    ):
         fn, inputs = CASES[name]
         module = deplodock.lower(fn, *inputs, to="kernel")
         kernels = [op.sym_name.data for op in module.walk() if isinstance(op, kernel.KernelOp)]

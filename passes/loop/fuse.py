@@ -880,12 +880,15 @@ def deduplicate(block: Block, inputs: set[SSAValue]) -> bool:
         for region in op.regions:
             for inner in region.blocks:
                 changed |= deduplicate(inner, inputs)
-    # Twins in one block have the same name and the very same operands: bucket by those.
+    # Twins in one block have the same name, the very same operands and the same result
+    # types (xDSL's structural equivalence does not compare those: `arith.sitofp %i` to
+    # f32 and to f64 would be merged): bucket by those.
     kept: dict[tuple, list[Operation]] = {}
     for op in list(block.ops):
         if not is_pure(op, inputs):
             continue
-        bucket = kept.setdefault((op.name, *map(id, op.operands)), [])
+        key = (op.name, *map(id, op.operands), *(r.type for r in op.results))
+        bucket = kept.setdefault(key, [])
         twin = next((k for k in bucket if k.is_structurally_equivalent(op, {block: block})), None)
         if twin is None:
             bucket.append(op)
