@@ -5,11 +5,13 @@
 a view when the storage of x is x itself, row-major: then it is one index_map of the
 flattened x (`x.reshape(-1)` read at that affine position). That holds for a program
 input (the compiled function takes contiguous tensors), a constant, and what is computed
-from contiguous tensors without a view in between: a map of same-shape contiguous
-inputs (PyTorch's elementwise kernels lay the output out as the inputs), a reduce, a
-reshape. A tensor reached through a transpose, a slice, a broadcast or any other view
-has storage the tensor level cannot see (a slice's base, a transposed layout), so
-as_strided of one is refused rather than guessed.
+from contiguous tensors without a view in between: a map of contiguous operands, or of
+such operands broadcast in order (PyTorch's elementwise kernels lay the output out as
+the operands), a reduce, a reshape. A tensor reached through a transpose, a slice, a
+broadcast or any other view has storage the tensor level cannot see (a slice's base, a
+transposed layout), so as_strided of one is refused rather than guessed. (A memory
+format asked of `to`/`clone` is not recorded by the frontend: such a tensor is taken as
+row-major.)
 
 `as_strided_scatter(x, src, ...)` writes src into those storage positions of a copy of
 x: a data-independent write, but a many-to-one one when strides overlap, so it is the
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import BlockArgument, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from deplodock.dialects.tensor import ConstantOp, IndexMapOp, IotaOp, MapOp, ReduceOp
 from deplodock.dialects.torch import AtenOp
@@ -49,14 +51,36 @@ def contiguous(value: SSAValue) -> bool:
     owner = value.owner
     if isinstance(owner, ConstantOp | IotaOp):
         return True
-    if isinstance(owner, IndexMapOp):
-        source = shape_of(owner.source)
-        return owner.map.data == reshape_map(source, shape_of(value)) and contiguous(owner.source)
+    if isinstance(owner, IndexMapOp):  # only a reshape keeps the row-major order
+        source, shape = shape_of(owner.source), shape_of(value)
+        if math.prod(source) != math.prod(shape):
+            return False
+        return owner.map.data == reshape_map(source, shape) and contiguous(owner.source)
     if isinstance(owner, MapOp):
-        return all(shape_of(v) == shape_of(value) and contiguous(v) for v in owner.inputs)
+        return all(contiguous(v) or _broadcast_of_contiguous(v) for v in owner.inputs)
     if isinstance(owner, ReduceOp):
         return contiguous(owner.input)
     return False
+
+
+def _broadcast_of_contiguous(value: SSAValue) -> bool:
+    """Whether `value` is a contiguous tensor broadcast in order (new or size-1 axes, no
+    transpose): PyTorch's elementwise kernels lay their output out by the operands'
+    other axes, so such an operand leaves a contiguous output contiguous."""
+    owner = value.owner
+    if not isinstance(owner, IndexMapOp) or not contiguous(owner.source):
+        return False
+    source, shape = shape_of(owner.source), shape_of(value)
+    last = -1
+    for expr, n in zip(owner.map.data.results, source, strict=True):
+        if isinstance(expr, AffineConstantExpr) and expr.value == 0 and n == 1:
+            continue
+        if not isinstance(expr, AffineDimExpr) or expr.position <= last:
+            return False
+        if shape[expr.position] != n:
+            return False
+        last = expr.position
+    return True
 
 
 def _strided(op: AtenOp, x: SSAValue) -> tuple[list[int], list[int], int]:
