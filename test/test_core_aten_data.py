@@ -8,7 +8,8 @@ results, an empty piece), flip/roll/repeat, constant_pad_nd (pads and crops),
 gather/index_select, as_strided of a program input, copy, the scatters (plain, add,
 every reduce with and without self, through a boolean mask, on the flattened tensor)
 and the affine ones (slice, select, diagonal, as_strided), on shapes with axes of 1,
-prime extents and tensors with no elements. A program of the new ops compiles with
+prime extents, tensors with no elements and uint8 (its constants are i64 ones truncated:
+arith.constant takes signless integers only). A program of the new ops compiles with
 NVRTC for sm_90 without register spills, and as_strided of a view is refused with its
 reason rather than guessed.
 """
@@ -139,6 +140,12 @@ CASES: dict[str, tuple[Program, tuple[torch.Tensor, ...]]] = {
                             b.scatter(0, i[:2, :3] % 2, b[:, :3] == 0)),
         (torch.randint(-9, 9, (5, 7)), _randint(5, 11, 7), torch.randint(-9, 9, (11, 7)),
          _mask(2, 3)),
+    ),
+    "uint8": (
+        lambda u, i: (F.pad(u, (1, 2), value=200), u.scatter_reduce(0, i, u[:3], "amax"),
+                      u.scatter_reduce(0, i, u[:3], "sum", include_self=False),
+                      torch.zeros(2, 3, dtype=torch.uint8), u.flip(1)),
+        (torch.randint(0, 256, (5, 4), dtype=torch.uint8), _randint(5, 3, 4)),
     ),
     "index_put": (
         lambda x, i, v, w, j: (torch.index_put(x, (i,), v), torch.index_put(x, (i,), w, True),

@@ -18,7 +18,11 @@ would write for that op by itself. One kernel per op keeps every rewrite here lo
 * ``ten.constant``: a *splat* becomes a fill kernel (a store of an ``arith.constant``), so
   fusion folds it into each consumer as a scalar constant like any other producer. Any
   other literal stays a graph-level tensor: it is data (like a weight), an input of the
-  kernels that read it.
+  kernels that read it. (arith.constant is signless: a uint8 one is an i64 constant and
+  an ``arith.trunci``.)
+* a tensor with no elements is a kernel with no inputs and an empty body, and a reduce
+  over an axis of extent 0 a fill of the kind's identity, so no later level meets a loop
+  of no iterations or a load from an empty buffer.
 
 Axes of extent 1 get no loop; their index is the constant 0 (``%x_b[0, %a0, %a1]``), as in
 the listings an engineer draws. Names keep listings readable: the kernel is
@@ -49,10 +53,13 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
+    Signedness,
     StringAttr,
     TensorType,
     UnknownLoc,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
@@ -292,6 +299,21 @@ class LiftIndexMap(RewritePattern):
         rewriter.replace(op, k.op)
 
 
+def _scalar_constant(block: Block, attr: FloatAttr | IntegerAttr) -> SSAValue:
+    """`attr` as a scalar appended to `block`, named ``c``. arith.constant takes signless
+    integers only, so an unsigned one (uint8) is an i64 constant truncated to its type."""
+    type_ = attr.type
+    if isinstance(type_, IntegerType) and type_.signedness.data == Signedness.UNSIGNED:
+        wide = arith.ConstantOp(IntegerAttr(attr.value.data, i64))
+        block.add_op(wide)
+        op: Operation = arith.TruncIOp(wide.result, type_)
+    else:
+        op = arith.ConstantOp(attr)
+    op.results[0].name_hint = "c"
+    block.add_op(op)
+    return op.results[0]
+
+
 @dataclass
 class LiftSplat(RewritePattern):
     names: KernelNames
@@ -309,12 +331,10 @@ class LiftSplat(RewritePattern):
             else IntegerAttr(int(scalar), element)  # type: ignore[arg-type]
         )
         k = _Kernel.create(self.names.fresh(_hint(op.result, "splat")), [], op.result)
-        constant = arith.ConstantOp(attr)
-        constant.result.name_hint = "c"
-        k.block.add_op(constant)
+        value_ = _scalar_constant(k.block, attr)
         body, ivs = k.free_nest(_shape(op.result))
         map_, operands = access(ivs)
-        body.add_op(StoreOp(constant.result, k.out, map_, operands))
+        body.add_op(StoreOp(value_, k.out, map_, operands))
         _finish(k, op, "constant")
         rewriter.replace(op, k.op)
 
@@ -396,12 +416,10 @@ class LiftEmpty(RewritePattern):
         elif isinstance(op, ten.ReduceOp) and 0 in _shape(op.input):
             element = op.result.type.element_type  # type: ignore[union-attr]
             k = _Kernel.create(self.names.fresh(_hint(op.result, "reduce")), [], op.result)
-            constant = arith.ConstantOp(identity_attr(op.kind.data, element))
-            constant.result.name_hint = "c"
-            k.block.add_op(constant)
+            identity = _scalar_constant(k.block, identity_attr(op.kind.data, element))
             body, ivs = k.free_nest(_shape(op.result))
             map_, operands = access(ivs)
-            body.add_op(StoreOp(constant.result, k.out, map_, operands))
+            body.add_op(StoreOp(identity, k.out, map_, operands))
             _finish(k, op, "reduce")
             rewriter.replace(op, k.op)
 

@@ -16,8 +16,15 @@ A source with no elements is all `value`.
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i1, i64
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from deplodock.dialects.tensor import ConstantOp, IotaOp
@@ -39,6 +46,14 @@ def fill_value(value: object, element: object) -> int | float:
     if element == i1:
         return int(bool(value))
     return float(value) if is_float(element) else int(value)
+
+
+def constant(b: Body, value: int | float, element: Attribute) -> SSAValue:
+    """`value` as a scalar of `element`; arith.constant takes signless integers only, so
+    an unsigned one (uint8) is an i64 constant truncated to its type."""
+    if isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED:
+        return b.emit(arith.TruncIOp(b.const(value, i64), element))
+    return b.const(value, element)
 
 
 class ConstantPad(Decomposition):
@@ -78,6 +93,6 @@ class ConstantPad(Decomposition):
                 both = b.emit(arith.AndIOp(after, before))
                 inside = both if inside is None else b.emit(arith.AndIOp(inside, both))
             assert inside is not None
-            return b.emit(arith.SelectOp(inside, v, b.const(value, emit.element)))
+            return b.emit(arith.SelectOp(inside, v, constant(b, value, emit.element)))
 
         return emit.map([view, *positions], emit.element, body, name=emit.name)

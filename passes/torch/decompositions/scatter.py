@@ -38,7 +38,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import TensorType, i1, i64
+from xdsl.dialects.builtin import IntegerType, Signedness, TensorType, i1, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
@@ -88,8 +88,13 @@ def _dims(rank: int) -> list[AffineExpr]:
 
 
 def _compute_type(element: Attribute) -> Attribute:
-    """Where contributions combine: f32 for 16-bit floats, i64 for booleans."""
-    return i64 if element == i1 else accumulator_type(element)
+    """Where contributions combine: f32 for 16-bit floats, i64 for booleans and unsigned
+    integers (arith's integer constants and max/min are signless, i64 holds every uint8)."""
+    if element == i1 or (
+        isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
+    ):
+        return i64
+    return accumulator_type(element)
 
 
 def _to(b: Body, x: SSAValue, element: Attribute) -> SSAValue:
