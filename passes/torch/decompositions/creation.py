@@ -30,6 +30,7 @@ from deplodock.passes.torch.decompositions.common import (
 )
 
 # overload -> the schema name of the fill value, or the value itself
+# fmt: off
 _FILLS: dict[str, str | int] = {
     "full.default": "fill_value", "new_full.default": "fill_value",
     "full_like.default": "fill_value", "scalar_tensor.default": "s",
@@ -39,6 +40,7 @@ _FILLS: dict[str, str | int] = {
     "empty.memory_format": 0, "empty_permuted.default": 0, "empty_strided.default": 0,
     "new_empty.default": 0, "new_empty_strided.default": 0, "empty_like.default": 0,
 }
+# fmt: on
 _ARANGE = ("arange.default", "arange.start", "arange.start_step")
 
 

@@ -27,10 +27,12 @@ def _clamp(bound: int, size: int) -> int:
 
 
 class Slice(Decomposition):
+    # fmt: off
     targets = (
         "slice.Tensor", "narrow.default", "select.int", "slice_copy.Tensor", "narrow_copy.default",
         "select_copy.int",
     )
+    # fmt: on
 
     def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue:
         x = emit.tensor("self")

@@ -94,6 +94,7 @@ def _normalized(dim: int, rank: int) -> int:
 class View(Decomposition):
     """Every view-like op: its result is the source read through an affine map."""
 
+    # fmt: off
     targets = (
         "t.default", "transpose.int", "permute.default", "view.default", "reshape.default",
         "_unsafe_view.default", "unsqueeze.default", "squeeze.dim", "squeeze.dims",
@@ -104,6 +105,7 @@ class View(Decomposition):
         "expand_copy.default", "alias_copy.default",
         "unfold.default", "unfold_copy.default", "diagonal.default", "diagonal_copy.default",
     )
+    # fmt: on
 
     def decompose(self, op: AtenOp, emit: Emitter) -> SSAValue:
         x = emit.tensor("self")
