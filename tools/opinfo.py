@@ -566,10 +566,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stderr.isatty() and not args.verbose:
         print(file=sys.stderr)
     how_many = f"up to {args.samples} samples" if args.samples else "every sample"
-    where = "the interpreters" if args.device == "cpu" else "deplodock.compile on CUDA"
+    where = f"the interpreters ({'+'.join(levels)})" if args.device == "cpu" else "CUDA"
     title = (
-        f"OpInfo conformance: {args.dtype}, {where} ({'+'.join(levels)}), {how_many} "
-        f"an entry, torch {torch.__version__}"
+        f"OpInfo conformance: {args.dtype}, {where}, {how_many} an entry, "
+        f"torch {torch.__version__}"
     )
     report = table(results, title)
     if args.out:
