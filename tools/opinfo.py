@@ -568,8 +568,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     how_many = f"up to {args.samples} samples" if args.samples else "every sample"
     where = f"the interpreters ({'+'.join(levels)})" if args.device == "cpu" else "CUDA"
     title = (
-        f"OpInfo conformance: {args.dtype}, {where}, {how_many} an entry, "
-        f"torch {torch.__version__}"
+        f"OpInfo conformance: {args.dtype}, {where}, {how_many} an entry, torch {torch.__version__}"
     )
     report = table(results, title)
     if args.out:
