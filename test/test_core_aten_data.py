@@ -6,10 +6,10 @@ kernel level, run on the interpreters at both, and compared with PyTorch eager o
 same random inputs: the `_copy` views, unfold and diagonal, split/unbind (several
 results, an empty piece), flip/roll/repeat, constant_pad_nd (pads and crops),
 gather/index_select, as_strided of a program input, copy, the scatters (plain, add,
-every reduce with and without self, through a boolean mask, on the flattened tensor)
-and the affine ones (slice, select, diagonal, as_strided), on shapes with axes of 1,
-prime extents, tensors with no elements and uint8 (its constants are i64 ones truncated:
-arith.constant takes signless integers only). A program of the new ops compiles with
+every reduce with and without self, through a boolean mask, on the flattened tensor),
+nonzero_static and the affine scatters (slice, select, diagonal, as_strided), on shapes
+with axes of 1, prime extents, tensors with no elements and uint8 (its constants are i64
+ones truncated: arith.constant takes signless integers only). A program of the new ops compiles with
 NVRTC for sm_90 without register spills, and as_strided of a view is refused with its
 reason rather than guessed.
 """
@@ -164,6 +164,11 @@ CASES: dict[str, tuple[Program, tuple[torch.Tensor, ...]]] = {
                                   x.index_fill(0, j, 2.0), x.masked_scatter(x > 0, u)),
         (_randn(5, 3), torch.tensor([[0, 14], [-1, 0]]), _randn(2, 2, seed=1),
          torch.tensor([2, 0]), _randn(5, 2, seed=2), _randn(16, seed=3)),
+    ),
+    "nonzero_static": (
+        lambda x, z: (torch.nonzero_static(x, size=9), torch.nonzero_static(x > 0, size=2),
+                      torch.nonzero_static(z, size=3, fill_value=-5)),
+        (torch.tensor([[0.0, 1.5, 0.0], [-2.0, 0.0, 3.0], [0.0, 0.0, 4.0]]), torch.zeros(4)),
     ),
     "affine_scatters": (
         lambda x, s, d: (torch.slice_scatter(x, s, 1, 1, 7, 3), torch.select_scatter(x, d, 1, -1),

@@ -426,7 +426,7 @@ class IndexPut(Decomposition):
                 exprs.append(AffineExpr.constant(0) if n == 1 or axis is None else dims[axis])
             new = emit.index_map(values, AffineMap(len(shape), 0, tuple(exprs)), shape)
         else:
-            rank = _selection_rank(emit, mask)
+            rank = selection_rank(emit, mask)
             rank_v = emit.index_map(rank, AffineMap(len(shape), 0, tuple(dims[a : a + m])), shape)
             coords: list[SSAValue | int] = []
             for j, _ in enumerate(v_shape):
@@ -444,7 +444,7 @@ class IndexPut(Decomposition):
         return emit.map([mask_v, new, x], element, body, name=emit.name)
 
 
-def _selection_rank(emit: Emitter, mask: SSAValue) -> SSAValue:
+def selection_rank(emit: Emitter, mask: SSAValue) -> SSAValue:
     """Per position of `mask`, how many true elements precede it in row-major order (0
     where it is false): a masked count over a second copy of the flattened mask, as
     cumsum counts."""
@@ -540,7 +540,7 @@ class IndexReduce(Decomposition):
 
 class MaskedScatter(Decomposition):
     """masked_scatter: the k-th selected position takes the k-th source element, k the
-    selection rank (`_selection_rank`), read by a gather of the flattened source."""
+    selection rank (`selection_rank`), read by a gather of the flattened source."""
 
     targets = ("masked_scatter.default",)
 
@@ -550,7 +550,7 @@ class MaskedScatter(Decomposition):
         if 0 in shape or math.prod(shape_of(source)) == 0:
             return emit.convert(emit.broadcast(x, shape), emit.element)
         mask_b = emit.broadcast(mask, shape)
-        rank = _selection_rank(emit, mask_b)
+        rank = selection_rank(emit, mask_b)
         taken = emit.add(GatherOp(flatten(emit, _as_1d(emit, source)), rank, 0))
         element = emit.element
 
