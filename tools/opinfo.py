@@ -4,6 +4,8 @@
     python -m deplodock.opinfo --filter erf,clamp -v   # a few entries, every sample's verdict
     python -m deplodock.opinfo --dtype bfloat16 --samples 4 --out table.md --json table.json
     python -m deplodock.opinfo --device cuda           # through deplodock.compile on the GPU
+    python -m deplodock.opinfo --samples 0 --results all.jsonl --deadline 500 --out t.md
+                                     # every sample; run again with the same file to resume
 
 Each entry of ``torch.testing._internal.common_methods_invocations.op_db`` (the suite
 Inductor's ``test_torchinductor_opinfo.py`` tests itself on) gives sample inputs for a
@@ -427,31 +429,41 @@ def run(
     timeout: float = 60.0,
     progress: Callable[[EntryResult], None] | None = None,
     jobs: int = 1,
+    deadline: float = 0.0,
 ) -> list[EntryResult]:
-    """Every entry's result, in the order of ``ops``; ``jobs`` > 1 checks entries in that
-    many forked worker processes (the interpreters only: CUDA does not survive a fork)."""
+    """The results of the entries of ``ops`` that ran, in their order; ``jobs`` > 1 checks
+    entries in that many spawned worker processes, each looking its entries up by name.
+    ``deadline`` > 0: no entry starts after that many seconds (the ones running finish), so
+    a long run ends on time with what it has; ``progress`` sees each result as it comes."""
     ops = list(ops)
     check = functools.partial(
         check_entry, dtype=dtype, samples=samples, device=device, levels=levels, timeout=timeout
     )
+    stop = time.monotonic() + deadline if deadline > 0 else float("inf")
     if jobs <= 1:
         results = []
         for op in ops:
+            if time.monotonic() > stop:
+                break
             results.append(check(op))
             if progress:
                 progress(results[-1])
         return results
-    # The interpreters fork (the entries are inherited); CUDA does not survive a fork, so
-    # its workers are spawned and look their entries up by name.
-    _WORKER_OPS.clear()
-    _WORKER_OPS.extend(ops)
-    context = multiprocessing.get_context("spawn" if device == "cuda" else "fork")
+    # Workers are spawned, never forked: CUDA does not survive a fork, and a fork of a
+    # process whose OpenMP pool has run (any test session that computed with torch before)
+    # can deadlock in the child, out of reach of the per-sample deadline.
+    context = multiprocessing.get_context("spawn")
     by_index: dict[int, EntryResult] = {}
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
         futures = {
-            pool.submit(_check_in_worker, i, full_name(op), check): i for i, op in enumerate(ops)
+            pool.submit(_check_in_worker, full_name(op), check): i for i, op in enumerate(ops)
         }
         for future in concurrent.futures.as_completed(futures):
+            if time.monotonic() > stop:
+                for pending in futures:
+                    pending.cancel()  # only those not started yet
+            if future.cancelled():
+                continue
             i = futures[future]
             try:
                 by_index[i] = future.result()
@@ -461,28 +473,29 @@ def run(
                 )
             if progress:
                 progress(by_index[i])
-    return [by_index[i] for i in range(len(ops))]
+    return [by_index[i] for i in sorted(by_index)]
 
 
-# The entries a forked worker checks, by index (inherited through fork, never pickled).
-_WORKER_OPS: list = []
+# A worker's entries, built once per worker process (OpInfo entries do not pickle).
+_WORKER_OPS: dict[str, Any] = {}
 
 
-def _check_in_worker(index: int, name: str, check: Callable) -> EntryResult:
+def _check_in_worker(name: str, check: Callable) -> EntryResult:
     warnings.filterwarnings("ignore")
-    if index < len(_WORKER_OPS) and full_name(_WORKER_OPS[index]) == name:
-        return check(_WORKER_OPS[index])
-    if not _WORKER_OPS:  # a spawned worker: the entries afresh
-        _WORKER_OPS.extend(entries())
-    return check(next(op for op in _WORKER_OPS if full_name(op) == name))
+    if not _WORKER_OPS:
+        torch.set_num_threads(1)  # the workers already use every core between them
+        _WORKER_OPS.update((full_name(op), op) for op in entries())
+    return check(_WORKER_OPS[name])
 
 
-def table(results: Sequence[EntryResult], title: str) -> str:
+def table(results: Sequence[EntryResult], title: str, not_run: Sequence[str] = ()) -> str:
     """The Markdown report: counts, then every entry that did not pass, by verdict."""
     counts = Counter(r.verdict for r in results)
     lines = [f"# {title}", "", "| verdict | entries |", "| --- | --- |"]
     lines += [f"| {v} | {counts.get(v, 0)} |" for v in VERDICTS]
-    lines += [f"| all | {len(results)} |", ""]
+    if not_run:
+        lines += [f"| not run (the deadline passed) | {len(not_run)} |"]
+    lines += [f"| all | {len(results) + len(not_run)} |", ""]
     reasons = Counter(_family(r.reason) for r in results if r.verdict == "refused")
     lines += [
         "## Why entries are refused (most common first)",
@@ -502,6 +515,7 @@ def table(results: Sequence[EntryResult], title: str) -> str:
         passed = sum(s.verdict == "pass" for s in r.samples)
         reason = r.reason.replace("|", "\\|")
         lines.append(f"| `{r.name}` | {r.verdict} | {passed}/{len(r.samples)} | {reason} |")
+    lines += [f"| `{name}` | not run | | |" for name in not_run]
     return "\n".join(lines) + "\n"
 
 
@@ -533,6 +547,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per sample")
     parser.add_argument("--out", help="write the Markdown table here")
     parser.add_argument("--json", help="write every sample's verdict here")
+    parser.add_argument(
+        "--results",
+        help="a JSON-lines file each entry's result is appended to as it finishes; entries "
+        "already in it (for the same dtype, device, levels and samples) are not run again, "
+        "so a run cut short resumes where it stopped",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=0.0,
+        help="seconds after which no entry starts (the table lists the rest as not run)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per entry")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -543,7 +569,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     done = Counter()
 
+    config = {
+        "dtype": args.dtype,
+        "device": args.device,
+        "samples_per_entry": args.samples,
+        "levels": list(levels) if args.device == "cpu" else [],
+    }
+    earlier = _load_results(args.results, config) if args.results else {}
+    todo = [op for op in ops if full_name(op) not in earlier]
+
     def progress(r: EntryResult) -> None:
+        if args.results:
+            with open(args.results, "a") as f:
+                f.write(json.dumps({**config, **_as_json(r)}) + "\n")
         done[r.verdict] += 1
         if args.verbose:
             print(
@@ -560,9 +598,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
 
-    results = run(
-        ops, dtype, args.samples, args.device, levels, args.timeout, progress, jobs=args.jobs
+    fresh = run(
+        todo,
+        dtype,
+        args.samples,
+        args.device,
+        levels,
+        args.timeout,
+        progress,
+        jobs=args.jobs,
+        deadline=args.deadline,
     )
+    by_name = {**earlier, **{r.name: r for r in fresh}}
+    results = [by_name[full_name(op)] for op in ops if full_name(op) in by_name]
+    not_run = [full_name(op) for op in ops if full_name(op) not in by_name]
     if sys.stderr.isatty() and not args.verbose:
         print(file=sys.stderr)
     how_many = f"up to {args.samples} samples" if args.samples else "every sample"
@@ -570,30 +619,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     title = (
         f"OpInfo conformance: {args.dtype}, {where}, {how_many} an entry, torch {torch.__version__}"
     )
-    report = table(results, title)
+    report = table(results, title, not_run)
     if args.out:
         with open(args.out, "w") as f:
             f.write(report)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(
-                [
-                    {
-                        "name": r.name,
-                        "verdict": r.verdict,
-                        "samples": [asdict(s) for s in r.samples],
-                    }
-                    for r in results
-                ],
-                f,
-                indent=1,
-            )
+            json.dump([_as_json(r) for r in results], f, indent=1)
     counts = Counter(r.verdict for r in results)
     print(
         " ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS)
         + f" of {len(results)} entries ({time.perf_counter() - start:.0f} s)"
+        + (f"; {len(not_run)} not run (the deadline passed)" if not_run else "")
     )
     return 0
+
+
+def _as_json(r: EntryResult) -> dict:
+    return {"name": r.name, "verdict": r.verdict, "samples": [asdict(s) for s in r.samples]}
+
+
+def _load_results(path: str, config: dict) -> dict[str, EntryResult]:
+    """The entries a ``--results`` file already holds for ``config`` (later lines win)."""
+    found: dict[str, EntryResult] = {}
+    try:
+        with open(path) as f:
+            lines = f.readlines()
+    except FileNotFoundError:
+        return found
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut off when the run was killed
+        if all(row.get(k) == v for k, v in config.items()):
+            samples = [SampleResult(**s) for s in row["samples"]]
+            found[row["name"]] = EntryResult(row["name"], samples)
+    return found
 
 
 if __name__ == "__main__":
