@@ -26,7 +26,15 @@ def make_context() -> Context:
     from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
 
     ctx = Context()
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, math.Math, affine.Affine,
-                    scf.Scf, memref.MemRef, *project_dialects()):
+    for dialect in (
+        builtin.Builtin,
+        func.Func,
+        arith.Arith,
+        math.Math,
+        affine.Affine,
+        scf.Scf,
+        memref.MemRef,
+        *project_dialects(),
+    ):
         ctx.load_dialect(dialect)
     return ctx

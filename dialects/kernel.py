@@ -104,9 +104,13 @@ from deplodock.dialects.loop import (
     verify_reduce_clause,
     verify_vector,
 )
+from deplodock.dialects.scope import check_block
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SHARED_BYTES = 227 * 1024  # sm_90: 227 KB of shared memory per block (opt-in)
+MAX_BLOCK = (1024, 1024, 64)  # CUDA's limits on each block dimension
+MAX_GRID = (2**31 - 1, 65535, 65535)  # and on each grid dimension
+WARP = 32
 STATIC_SHARED_BYTES = 48 * 1024  # above this CUDA needs dynamic shared memory
 SHARED_ALIGNMENT = 16  # bytes; every shared array may be read 16 bytes at a time
 MAX_SHARED_ALIGNMENT = 1024
@@ -196,6 +200,7 @@ class KernelOp(IRDLOperation):
         return end
 
     def verify_(self) -> None:
+        check_block(self.body.block)
         verify_signature(self, self.body)
         block, grid = self.block_shape, self.grid_shape
         if min(block) < 1 or min(grid) < 1:
@@ -205,6 +210,16 @@ class KernelOp(IRDLOperation):
             raise VerifyException(
                 f"kernel.kernel: block {block} has {threads} threads, more than "
                 f"{MAX_THREADS_PER_BLOCK}"
+            )
+        for what, shape, limit in (("block", block, MAX_BLOCK), ("grid", grid, MAX_GRID)):
+            if any(n > most for n, most in zip(shape, limit, strict=True)):
+                raise VerifyException(
+                    f"kernel.kernel: {what} {shape} exceeds CUDA's limits {limit} per dimension"
+                )
+        if threads % WARP and any(isinstance(op, ShflXorOp) for op in self.walk()):
+            raise VerifyException(
+                f"kernel.kernel: block {block} has {threads} threads, not whole warps of "
+                f"{WARP}, but kernel.shfl_xor exchanges across whole warps"
             )
         if self.shared_bytes() > MAX_SHARED_BYTES:
             raise VerifyException(
@@ -568,6 +583,7 @@ class ForOp(IRDLOperation):
         return None
 
     def verify_(self) -> None:
+        check_block(self.body.block)
         if self.step.data < 1:
             raise VerifyException(f"kernel.for: step {self.step.data} must be positive")
         verify_reduce_clause(self, self.reduce, self.body)

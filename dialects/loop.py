@@ -64,6 +64,7 @@ from deplodock.dialects.access import (
     verify_signature,
 )
 from deplodock.dialects.combine import COMBINE_KINDS
+from deplodock.dialects.scope import check_block
 
 
 @irdl_op_definition
@@ -102,6 +103,7 @@ class KernelOp(IRDLOperation):
         return self.body.block.args[len(self.inputs) :]
 
     def verify_(self) -> None:
+        check_block(self.body.block)
         verify_signature(self, self.body)
 
     def print(self, printer: Printer) -> None:
@@ -295,6 +297,7 @@ class ForOp(IRDLOperation):
         return None
 
     def verify_(self) -> None:
+        check_block(self.body.block)
         if self.upper.data < self.lower.data:
             raise VerifyException(
                 f"loop.for: upper bound {self.upper.data} is below lower bound {self.lower.data}"

@@ -50,6 +50,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from deplodock.dialects.affine_syntax import expr_range
 from deplodock.dialects.combine import COMBINE_KINDS
+from deplodock.dialects.scope import check_block
 
 
 def _shape(value: SSAValue | Attribute) -> tuple[int, ...]:
@@ -85,6 +86,7 @@ class MapOp(IRDLOperation):
         super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
 
     def verify_(self) -> None:
+        check_block(self.body.block)
         shape = _shape(self.result)
         for i, operand in enumerate(self.inputs):
             if _shape(operand) != shape:
@@ -131,9 +133,7 @@ class MapOp(IRDLOperation):
         parser.parse_punctuation(":")
         types: list[Attribute] = []
         if operands:
-            types = parser.parse_comma_separated_list(
-                parser.Delimiter.NONE, parser.parse_type
-            )
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
         parser.parse_punctuation("->")
         result_type = parser.parse_type()
         attrs = parser.parse_optional_attr_dict_with_keyword()
@@ -346,9 +346,7 @@ class IotaOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, dim: int, result_type: TensorType):
-        super().__init__(
-            result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)}
-        )
+        super().__init__(result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)})
 
     @property
     def axis(self) -> int:
@@ -475,6 +473,4 @@ class GatherOp(IRDLOperation):
         return op
 
 
-Ten = Dialect(
-    "ten", [MapOp, YieldOp, ReduceOp, IndexMapOp, ConstantOp, IotaOp, GatherOp]
-)
+Ten = Dialect("ten", [MapOp, YieldOp, ReduceOp, IndexMapOp, ConstantOp, IotaOp, GatherOp])

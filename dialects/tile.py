@@ -89,6 +89,7 @@ from deplodock.dialects.loop import (
     verify_reduce_clause,
     verify_vector,
 )
+from deplodock.dialects.scope import check_block
 
 BINDINGS = ("free", "thread", "block")
 MAX_THREADS_PER_BLOCK = 1024
@@ -177,6 +178,7 @@ class KernelOp(IRDLOperation):
         return (0, axis[0] - 1) if axis is not None else None
 
     def verify_(self) -> None:
+        check_block(self.body.block)
         if len(self.extents.data) != len(self.bindings.data):
             raise VerifyException("tile.kernel: one binding per axis extent")
         for arg, extent, binding in self.axes:
@@ -307,6 +309,7 @@ class StridedForOp(IRDLOperation):
         return None
 
     def verify_(self) -> None:
+        check_block(self.body.block)
         if self.step.data < 1:
             raise VerifyException(f"tile.strided_for: step {self.step.data} must be positive")
         verify_reduce_clause(self, self.reduce, self.body)

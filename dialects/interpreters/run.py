@@ -40,8 +40,14 @@ def interpreter_functions(blocks: BlockChoice = None) -> list[InterpreterFunctio
     from deplodock.dialects.interpreters.tensor import TensorFunctions
     from deplodock.dialects.interpreters.tile import TileFunctions
 
-    return [FuncFunctions(), ScalarFunctions(), TensorFunctions(),
-            LoopFunctions(), TileFunctions(), KernelFunctions(blocks)]
+    return [
+        FuncFunctions(),
+        ScalarFunctions(),
+        TensorFunctions(),
+        LoopFunctions(),
+        TileFunctions(),
+        KernelFunctions(blocks),
+    ]
 
 
 @dataclass

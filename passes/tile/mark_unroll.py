@@ -12,6 +12,11 @@ tile's FMAs) unrolls up to the ``chunk_unroll`` steps the cost model left on the
 (``matmul_tile.chunk_unroll``: a whole chunk of 16 for the 128 x 128 tile, which NVRTC
 alone unrolls only 4 times; 10% faster measured), else up to ``max_trips``;
 ``max_chunk_trips`` overrides both.
+
+Unrolled loops nest, and their counts multiply: a one-thread kernel over a small 3-d tile
+unrolled 8 x 8 x 8 is 512 copies of its body, which spill (OpInfo's ``masked.var`` did).
+A loop is unrolled only while the product of its count and the counts of the unrolled
+loops around it stays within ``max_copies``.
 """
 
 from __future__ import annotations
@@ -40,6 +45,17 @@ def unroll_count(trips: int, max_trips: int) -> int | None:
     return trips if 2 <= trips <= max_trips else None
 
 
+def enclosing_copies(op: loop.ForOp | tile.StridedForOp, kernel: tile.KernelOp) -> int:
+    """How many copies of ``op`` the unrolled loops around it (inside ``kernel``) make."""
+    copies = 1
+    parent = op.parent_op()
+    while parent is not None and parent is not kernel:
+        if isinstance(parent, loop.ForOp | tile.StridedForOp) and parent.unroll is not None:
+            copies *= parent.unroll.data or per_thread_trips(parent)  # 0: fully
+        parent = parent.parent_op()
+    return copies
+
+
 def chunk_unroll_of(kernel: tile.KernelOp) -> int | None:
     attr = kernel.attributes.get(CHUNK_UNROLL)
     return attr.value.data if isinstance(attr, IntegerAttr) else None
@@ -66,6 +82,9 @@ class MarkUnroll(ModulePass):
     """The longest K chunk whose inner loop is unrolled (0: the kernel's ``chunk_unroll``,
     else ``max_trips``; see the module docstring)."""
 
+    max_copies: int = 64
+    """The most copies of a loop body that nested unrolling may make."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.walk():
             if not isinstance(kernel, tile.KernelOp):
@@ -81,5 +100,9 @@ class MarkUnroll(ModulePass):
                 if is_chunk_loop(candidate):
                     bound = self.max_chunk_trips or chunk_unroll_of(kernel) or self.max_trips
                 count = unroll_count(per_thread_trips(candidate), bound)
+                if count is not None and count * enclosing_copies(candidate, kernel) > max(
+                    self.max_copies, count
+                ):
+                    continue  # the nest around it is unrolled enough
                 if count is not None:
                     candidate.unroll = IntAttr(count)
