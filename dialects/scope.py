@@ -61,8 +61,19 @@ def check_block(block: Block) -> None:
 
 
 def check_scopes(root: Operation) -> None:
-    """``check_block`` on every block under ``root`` (a module, say)."""
+    """``check_block`` on every single-block region under ``root`` (a module, say), and no
+    operand left undefined (xDSL's parser leaves a value an isolated region uses before
+    the enclosing block defines it as a placeholder). Run before the ops' verifiers: a
+    value used by its own definition sends the index-range analysis round in circles."""
+    from xdsl.parser.core import ForwardDeclaredValue
+
     for op in root.walk():
+        for operand in op.operands:
+            if isinstance(operand, ForwardDeclaredValue):
+                raise VerifyException(
+                    f"'{op.name}' uses {_spelled(operand)}, which is not defined where it "
+                    "is visible"
+                )
         for region in op.regions:
-            for block in region.blocks:
-                check_block(block)
+            if len(region.blocks) == 1:
+                check_block(region.blocks[0])

@@ -93,6 +93,7 @@ from deplodock.dialects.scope import check_block
 
 BINDINGS = ("free", "thread", "block")
 MAX_THREADS_PER_BLOCK = 1024
+WARP = 32  # lanes a warp shuffle exchanges among
 WARP = 32  # threads that run in lockstep and exchange registers by shuffles
 NUM_SMS = 132  # H200 (sm_90): blocks it takes to give every SM one
 MAX_SHARED_BYTES = 227 * 1024  # sm_90: shared memory per block (the kernel level's limit)
@@ -373,7 +374,12 @@ class CombineOp(IRDLOperation):
             raise VerifyException(
                 f"tile.combine: unknown kind '{self.kind.data}' (known: {', '.join(COMBINE_KINDS)})"
             )
-        thread_axis_extent(self, self.axis)
+        size = thread_axis_extent(self, self.axis)
+        if (size <= WARP and size & (size - 1)) or (size > WARP and size % WARP):
+            raise VerifyException(
+                f"tile.combine: across {size} threads; warp shuffles combine a power of two "
+                f"up to {WARP} or whole warps of {WARP}"
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data} ")

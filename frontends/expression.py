@@ -218,8 +218,10 @@ def _check_result(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> 
                 "deplodock compiles static shapes only"
             ) from None
         raise _raised(e) from None
-    # torch.Size is a tuple too: only a plain tuple or list is several outputs.
-    leaves = out if type(out) in (tuple, list) else (out,)
+    # A tuple, a list or a named tuple of results (torch.max(x, dim=0)'s values and
+    # indices) is several outputs; torch.Size is a tuple too, but one (refused) value.
+    several = isinstance(out, tuple | list) and not isinstance(out, torch.Size)
+    leaves = out if several else (out,)
     for leaf in leaves:
         if isinstance(leaf, torch.nn.Module):
             raise UserInputError(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import tempfile
 
 import numpy as np
 import pytest
@@ -135,7 +134,7 @@ ptxas info    : Function properties for helper
 
 
 def test_compile_error_quotes_the_line_and_keeps_the_source(tmp_path, monkeypatch):
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # keep the kept source out of /tmp
+    monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))  # failed sources: its failed/
     with pytest.raises(NvrtcError) as info:
         compile_cuda(BROKEN, name="broken.cu")
     error = info.value
@@ -144,14 +143,19 @@ def test_compile_error_quotes_the_line_and_keeps_the_source(tmp_path, monkeypatc
     assert "not_declared_anywhere" in error.log
     assert ">     3 |     x[i] = not_declared_anywhere * 2.0f;" in message  # the quoted line
     assert "      2 |     int i = threadIdx.x;" in message  # with context
-    assert error.source_path is not None and error.source_path.name == "broken.cu"
+    assert error.source_path is not None and error.source_path.name.startswith("broken-")
     assert error.source_path.read_text() == BROKEN
     assert str(error.source_path) in message
-    assert error.source_path.parent.parent == tmp_path
+    assert error.source_path.parent == tmp_path / "failed"
+    assert "not_declared_anywhere" in error.source_path.with_suffix(".log").read_text()
+    compile_error_again = pytest.raises(NvrtcError)
+    with compile_error_again:
+        compile_cuda(BROKEN, name="broken.cu")
+    assert len(list((tmp_path / "failed").iterdir())) == 2  # one source, one log: kept once
 
 
 def test_bad_option_raises_nvrtc_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))
     with pytest.raises(NvrtcError, match="--no-such-option"):
         compile_cuda(VECTOR_ADD, options=["--no-such-option"])
 

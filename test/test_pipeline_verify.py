@@ -16,6 +16,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
+from deplodock.boundary import PassError
 from deplodock.dialects import make_context, tile
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
@@ -48,7 +49,7 @@ class BrokenTileify(ModulePass):
 def test_bad_ir_is_caught_at_the_pass_that_made_it() -> None:
     module = _loop_module()
     seen: list[str] = []
-    with pytest.raises(VerifyException, match="extent 0 must be positive"):
+    with pytest.raises(PassError) as raised:
         lower(
             module,
             to="kernel",
@@ -56,6 +57,9 @@ def test_bad_ir_is_caught_at_the_pass_that_made_it() -> None:
             observer=lambda step: seen.append(step.name),
         )
     assert seen == []  # raised right after tileify, before any later pass ran
+    assert raised.value.pass_name == "tileify"  # named: the pass that made the bad IR
+    assert isinstance(raised.value.cause, VerifyException)
+    assert "extent 0 must be positive" in str(raised.value.cause)
 
 
 def test_only_new_ops_are_verified_again(monkeypatch) -> None:

@@ -20,9 +20,11 @@ its FLOPs, with totals against eager PyTorch (one kernel per torch op; views fre
 
 ``-v`` lists the passes as they run (on stderr); ``-vv`` prints each pass's diff of the
 IR between ``>>> NNN_pass`` and ``<<< NNN_pass`` lines (on stdout, so
-``awk '/^>>> 007/,/^<<< 007/'`` extracts one). Bad input ends with a message and exit 1,
-never a traceback (set DEPLODOCK_TRACEBACK=1 to see one); ``run`` exits 1 on a mismatch
-with PyTorch and 2 when there is no GPU to run on.
+``awk '/^>>> 007/,/^<<< 007/'`` extracts one). Exit statuses (``deplodock.boundary``):
+0 done; 1 bad input (a message with its place, never a traceback), or ``run`` found a
+mismatch with PyTorch; 2 ``run`` has no GPU to run on; 3 an internal compiler error (the
+pass, the op and a saved reproducer are named); 130 interrupted. DEPLODOCK_TRACEBACK=1
+shows the traceback.
 
 ``run MODEL`` (``_run_model``) compiles the whole causal LM (or ``--part layer``), runs it
 on the GPU, compares its logits with the transformers model in eager PyTorch (default
@@ -46,10 +48,11 @@ import resource
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deplodock.boundary import EXIT_USER_ERROR, PassError, check_output_path, guarded
 from deplodock.frontends.errors import UserInputError
 from deplodock.kernel_stats import (
     KernelStats,
@@ -122,8 +125,9 @@ def _parser() -> argparse.ArgumentParser:
         "--rtol",
         type=float,
         default=None,
-        help=f"max |got-want| / max |want| (default {EXPRESSION_RTOL:g}; models "
-        f"{MODEL_RTOL:g}: logits after many fp32 layers)",
+        help=f"max |got-want| / max |want| (default {EXPRESSION_RTOL:g}, fp16 results "
+        f"{HALF_RTOL['f16']:g}, bf16 {HALF_RTOL['bf16']:g}; models {MODEL_RTOL:g}: logits "
+        "after many fp32 layers)",
     )
     run.add_argument("--seed", type=int, default=None, help="seed of the random inputs")
     run.add_argument(
@@ -171,6 +175,7 @@ def _parser() -> argparse.ArgumentParser:
 PARTS = ("model", "layer")  # as deplodock.frontends.models.PARTS (not imported: torch)
 DEFAULT_SEQ = 128
 EXPRESSION_RTOL = 1e-5
+HALF_RTOL = {"f16": 1e-3, "bf16": 1.6e-2}  # torch.testing's rtol for the 16-bit floats
 MODEL_RTOL = 1e-4
 
 
@@ -290,24 +295,14 @@ def _load(args: argparse.Namespace, steps: _Steps, device: str = "cpu"):
 
 
 def _parse_file(path: Path):
-    from xdsl.parser import Parser
-    from xdsl.utils.exceptions import ParseError
-
+    from deplodock.boundary import parse_ir
     from deplodock.dialects import make_context
-    from deplodock.opt import format_parse_error
 
     try:
         text = path.read_text()
     except OSError as error:
         raise UserInputError(f"cannot read {path}: {error.strerror}") from None
-    try:
-        module = Parser(make_context(), text, str(path)).parse_module()
-        module.verify()
-    except ParseError as error:
-        raise UserInputError(format_parse_error(error, str(path))) from None
-    except Exception as error:  # a verifier message names the op and the rule
-        raise UserInputError(f"{path}: {error}") from None
-    return module
+    return parse_ir(make_context(), text, str(path))
 
 
 def _observer(verbosity: int):
@@ -415,6 +410,13 @@ def _compile(args: argparse.Namespace) -> int:
     steps = _steps(args)
     module, _ = _load(args, steps, device="meta")
     target = "kernel" if args.ir == "cuda" else args.ir
+    start = level_of(module)
+    if LEVELS.index(target) < LEVELS.index(start):
+        below = ", ".join(LEVELS[LEVELS.index(start) :])
+        raise UserInputError(
+            f"the program is at the {start} level, below --ir {args.ir}: "
+            f"deplodock lowers, it does not raise (choose one of {below})"
+        )
     _lower(module, target, args, steps, args.stats)
     if args.ir == "cuda":
         from deplodock.backends.cuda.emit import emit_cuda
@@ -494,13 +496,13 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.code is None and args.file is not None and not _is_mlir_file(args.file):
         return _run_model(args)
-    rtol = args.rtol if args.rtol is not None else EXPRESSION_RTOL
     steps = _steps(args)
     module, captured = _load(args, steps, device="cpu")
     if captured is None:
         raise UserInputError(
             "run needs -c EXPRESSION or a model (an .mlir file has no PyTorch reference)"
         )
+    rtol = args.rtol if args.rtol is not None else expression_rtol(module)
     _lower(module, "loop", args, steps, stats=False)
     fused = module.clone()
     _lower(module, "kernel", args, steps, stats=False)
@@ -791,23 +793,58 @@ def _bench_command(args: argparse.Namespace) -> int:
     return run_bench(args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # bench's report quotes it
-    try:
-        return {"compile": _compile, "run": _run, "bench": _bench_command}[args.command](args)
-    except UserInputError as error:
-        print(f"deplodock: error: {error}", file=sys.stderr)
-        return 1
-    except Exception as error:
-        if os.environ.get("DEPLODOCK_TRACEBACK"):
-            raise
-        from deplodock.backends.cuda.nvrtc import NvrtcError
+def expression_rtol(module) -> float:
+    """``run``'s default tolerance: ``EXPRESSION_RTOL``, or torch's for the coarsest
+    16-bit float among the program's results (a bf16 result is rounded to 8 bits)."""
+    from xdsl.dialects import func
 
-        kind = "NVRTC failed" if isinstance(error, NvrtcError) else "internal compiler error"
-        print(f"deplodock: {kind}: {type(error).__name__}: {error}", file=sys.stderr)
-        print("(set DEPLODOCK_TRACEBACK=1 for the traceback)", file=sys.stderr)
-        return 3
+    types = [
+        str(getattr(t, "element_type", t))
+        for op in module.walk()
+        if isinstance(op, func.FuncOp)
+        for t in op.function_type.outputs.data
+    ]
+    return max([EXPRESSION_RTOL] + [HALF_RTOL[t] for t in types if t in HALF_RTOL])
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """What can be checked before any work: the arch and the output path."""
+    import re
+
+    arch = getattr(args, "arch", None)
+    if arch is not None and not re.fullmatch(r"sm_\d+[af]?", arch):
+        raise UserInputError(
+            f"unknown CUDA architecture {arch!r}: give a real one such as sm_90 (H100/H200), "
+            "sm_89, sm_80 or sm_120"
+        )
+    check_output_path(getattr(args, "output", None))
+
+
+def _reproduce(args: argparse.Namespace) -> Callable[[PassError], str]:
+    """The failing pass's input for ``args``' program: captured again, lowered up to it."""
+
+    def reproduce(error: PassError) -> str:
+        module, _ = _load(args, _Steps(progress=False), device="meta")
+        lower(module, to="kernel", until=error.pass_name)
+        return str(module) + "\n"
+
+    return reproduce
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``deplodock`` command; its exit statuses are ``deplodock.boundary``'s."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exit_:  # argparse printed the usage and the problem
+        return EXIT_USER_ERROR if exit_.code else 0
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # bench's report quotes it
+    command = {"compile": _compile, "run": _run, "bench": _bench_command}[args.command]
+
+    def body() -> int:
+        _check_options(args)
+        return command(args)
+
+    return guarded("deplodock", body, reproduce=_reproduce(args))
 
 
 if __name__ == "__main__":

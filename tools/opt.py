@@ -3,40 +3,75 @@
 Everything upstream ``xdsl-opt`` offers stays (``--print-between-passes``,
 ``--split-input-file``, ``--verify-diagnostics``, pass options as ``-p name{opt=v}``);
 added are the five project dialects, every project pass, and the ``cuda`` target.
-Bad input ends with a message and exit status 1, never a traceback: a parse error as
-``file:line:col: error: ...`` with the offending line, an unknown pass with the list of
-known ones.
+
+Its errors go through ``deplodock.boundary`` (exit statuses there): bad input ends with a
+message and exit 1, never a traceback: a parse error as ``file:line:col: error: ...`` with
+the offending line (a constant its type cannot hold too), a verifier error with the op and
+the rule (SSA scope included, ``dialects/scope.py``), an unknown pass with the list of
+known ones, a malformed pipeline spec, IR at a level the ``cuda`` target cannot emit. A
+pass that fails on IR that verified is an internal compiler error (exit 3): the message
+names the pass and the op, and the pass's input is saved as a reproducer.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import time
 from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    VerifyException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from deplodock.boundary import (
+    EXIT_USER_ERROR,
+    PassError,
+    apply_pass,
+    check_output_path,
+    culprit,
+    format_parse_error,
+    guarded,
+    parse_text,
+    verify_input,
+)
 from deplodock.dialects import project_dialects
 from deplodock.frontends.errors import UserInputError
 from deplodock.passes import all_passes
 
+__all__ = ["DeploOptMain", "format_parse_error", "main"]
+
 
 def _cuda_target(module: ModuleOp, output: IO[str]) -> None:
-    from deplodock.backends.cuda.emit import cuda_target
+    from deplodock.backends.cuda.emit import EmitError, cuda_target
 
-    cuda_target(module, output)
+    try:
+        cuda_target(module, output)
+    except EmitError as error:  # IR the emitter cannot take: not lowered far enough
+        raise UserInputError(f"cannot emit CUDA: {error}") from None
+    except Exception as error:  # noqa: BLE001 - the emitter failing on verified IR
+        raise PassError("cuda target", culprit(error), error) from error
 
 
 class DeploOptMain(xDSLOptMain):
-    """xDSLOptMain plus the project's dialects, passes and the ``cuda`` target."""
+    """xDSLOptMain plus the project's dialects, passes and the ``cuda`` target, with each
+    pass applied through ``boundary.apply_pass`` so a failure names its pass."""
 
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
         for dialect in project_dialects():
             self.ctx.register_dialect(dialect.name, lambda d=dialect: d)
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        self.available_frontends["mlir"] = self._parse_mlir
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
@@ -47,51 +82,85 @@ class DeploOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets["cuda"] = _cuda_target
 
+    def _parse_mlir(self, io: IO[bytes]) -> ModuleOp:
+        data = io.read()
+        self.text = data.decode() if isinstance(data, bytes) else data
+        return parse_text(self.ctx, self.text, self.get_input_name())
 
-def format_parse_error(error: ParseError, filename: str) -> str:
-    """``file:line:col: error: message`` followed by the source line and its caret.
+    def apply_passes(self, prog: ModuleOp) -> None:
+        verify = not self.args.disable_verify
+        if verify:
+            verify_input(prog)  # the input: its errors are the user's
+        passes = self.pipeline.passes
+        for i, pass_ in enumerate(passes):
+            self.failed_at = i
+            start = time.perf_counter()
+            apply_pass(pass_, self.ctx, prog, **({} if verify else {"verify": None}))
+            if self.args.time_passes:
+                print(f"Pass {pass_.name} took {time.perf_counter() - start} seconds")
+            if self.args.print_between_passes and i + 1 < len(passes):
+                print(f"IR after {pass_.name}:")
+                Printer(stream=sys.stdout).print_op(prog)
+                print("\n\n\n")
+        self.failed_at = len(passes)  # the target's input: every pass applied
 
-    xDSL renders a parse error as ``name:line:col``, the source line, a caret line and the
-    message; this puts the message on the first line as compilers do.
-    """
-    header, *snippet, message = str(error).splitlines()
-    if header.startswith("<unknown>"):
-        header = filename + header[len("<unknown>") :]
-    return "\n".join([f"{header}: error: {message.strip()}", *snippet])
+    def reproduce(self, error: PassError) -> str:
+        """The failing pass's input: the input again, through the passes before it."""
+        module = parse_text(self.ctx, self.text, self.get_input_name())
+        for pass_ in self.pipeline.passes[: self.failed_at]:
+            pass_.apply(self.ctx, module)
+        return str(module) + "\n"
 
 
 def _known_passes_message(bad: str) -> str:
     return f"deplo-opt: unknown pass '{bad}'; known passes: " + ", ".join(sorted(all_passes()))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+def _options(args: list[str]) -> DeploOptMain | int:
+    """The driver for ``args``, or the exit status of a bad command line."""
     try:
-        opt = DeploOptMain(description="deplodock's modular optimizer driver", args=args)
-    except Exception as error:  # an unknown pass or a malformed pipeline spec
-        text = str(error)
+        return DeploOptMain(description="deplodock's modular optimizer driver", args=args)
+    except SystemExit as exit_:  # argparse printed the usage and the problem
+        return EXIT_USER_ERROR if exit_.code else 0
+    except ArgSpecParseError as error:  # xDSL's: a BaseException, with the place marked
+        print(f"deplo-opt: error: bad pass pipeline: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except Exception as error:  # noqa: BLE001 - an unknown pass or a malformed pipeline spec
+        text = str(error).strip()
         if "Unrecognized pass" in text or "unknown pass" in text.lower():
             name = re.sub(r"[\[\]'\"]", "", text.split(":")[-1]).strip()
             print(_known_passes_message(name), file=sys.stderr)
         else:
-            print(f"deplo-opt: {text}", file=sys.stderr)
-        return 1
+            print(f"deplo-opt: error: bad pass pipeline: {text}", file=sys.stderr)
+        return EXIT_USER_ERROR
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    opt = guarded("deplo-opt", lambda: _options(args))
+    if isinstance(opt, int):
+        return opt
     filename = opt.args.input_file or "<stdin>"
-    try:
-        opt.run()
-    except ParseError as error:
-        print(format_parse_error(error, filename), file=sys.stderr)
-        return 1
-    except UserInputError as error:  # e.g. decompose listing unsupported ops
-        print(f"deplo-opt: error: {error}", file=sys.stderr)
-        return 1
-    except (VerifyException, DiagnosticException) as error:
-        print(f"{filename}: error: {error}", file=sys.stderr)
-        return 1
-    except FileNotFoundError as error:
-        print(f"deplo-opt: {error}", file=sys.stderr)
-        return 1
-    return 0
+
+    def run() -> int:
+        check_output_path(opt.args.output_file)
+        try:
+            opt.run()
+        except ParseError as error:
+            print(format_parse_error(error, filename), file=sys.stderr)
+            return EXIT_USER_ERROR
+        except (VerifyException, DiagnosticException) as error:
+            print(f"{filename}: error: {error}", file=sys.stderr)
+            return EXIT_USER_ERROR
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as error:
+            raise UserInputError(str(error)) from None
+        except ValueError as error:
+            if "file extension" in str(error):  # xDSL: an input it has no frontend for
+                raise UserInputError(str(error)) from None
+            raise
+        return 0
+
+    return guarded("deplo-opt", run, reproduce=opt.reproduce)
 
 
 if __name__ == "__main__":

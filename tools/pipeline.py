@@ -27,6 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from deplodock.boundary import PassError, apply_pass, culprit
 from deplodock.dialects import make_context
 from deplodock.lower_memo import lower_each_kernel_once, memo_enabled
 from deplodock.passes import get_pass
@@ -123,8 +124,12 @@ def lower(
     options: dict[str, ModulePass] | None = None,
     progress: Callable[[str, bool], None] | None = None,
     memo: bool | None = None,
+    until: str | None = None,
 ) -> ModuleOp:
     """Lower ``module`` in place to level ``to`` (``cuda`` stops at kernel; emit after).
+
+    ``until`` names a pass to stop before (the input of a failing pass, for its
+    reproducer: ``deplodock.boundary``). A pass that fails raises a ``PassError``.
 
     ``options`` maps a pass name to a configured instance, overriding its defaults.
     ``observer`` hears each step with the IR before and after (printing it costs seconds
@@ -147,14 +152,16 @@ def lower(
             before = str(target) if observer else ""
             if progress:
                 progress(name, False)
-            pass_.apply(ctx, target)
-            verifier.after_pass(target)
+            apply_pass(pass_, ctx, target, verify=verifier.after_pass)
             if progress and name != hold:
                 progress(name, True)
             if observer:
                 observer(PassStep(index, name, before, str(target), _notes(name, target), target))
 
     names = passes_between(start, to)
+    if until is not None:
+        names = names[: names.index(until)] if until in names else names
+        memo = False
     per_kernel = _per_kernel_tail(names, options) if observer is None and _memo(memo) else []
     run(module, names[: len(names) - len(per_kernel)])
     if per_kernel:
@@ -165,7 +172,11 @@ def lower(
                 progress(last, True)
         else:
             run(module, per_kernel)
-    module.verify()
+    if names:
+        try:
+            module.verify()  # what the passes changed in place too (Verifier's docstring)
+        except Exception as error:  # noqa: BLE001 - IR a pass left invalid is a bug
+            raise PassError(names[-1], culprit(error), error) from error
     return module
 
 
@@ -176,11 +187,11 @@ def apply_passes(
     per-kernel ones to one kernel of each structure, copied (``lower_each_kernel_once``)."""
     per_kernel = _per_kernel_tail(names) if _memo(memo) else []
     for name in names[: len(names) - len(per_kernel)]:
-        get_pass(name)().apply(ctx, module)
+        apply_pass(get_pass(name)(), ctx, module, verify=None)
 
     def run(target: ModuleOp) -> None:
         for name in per_kernel:
-            get_pass(name)().apply(ctx, target)
+            apply_pass(get_pass(name)(), ctx, target, verify=None)
 
     if per_kernel and not lower_each_kernel_once(module, run):
         run(module)

@@ -28,7 +28,6 @@ import functools
 import importlib.util
 import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -476,19 +475,37 @@ _MAX_QUOTED = 8  # offending lines quoted in the message; the log has the rest
 _CONTEXT = 1  # lines of source around each offending line
 
 
+def _keep_failed(source: str, name: str, log: str) -> Path:
+    """Write a source NVRTC rejected, and its log beside it; the source's path."""
+    import hashlib
+
+    from deplodock.backends.cuda.cache import default_cache_dir
+
+    stem = Path(name).stem or "kernel"
+    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
+    folder = default_cache_dir() / "failed"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}-{digest}{Path(name).suffix or '.cu'}"
+    path.write_text(source)
+    path.with_suffix(".log").write_text(log)
+    return path
+
+
 def _compile_error(
     source: str, arch: str, name: str, log: str, err: object, options: Sequence[str]
 ) -> NvrtcError:
-    """An NvrtcError that keeps the source on disk and quotes the lines the log blames."""
-    path = Path(tempfile.mkdtemp(prefix="deplodock-nvrtc-")) / Path(name).name
-    path.write_text(source)
+    """An NvrtcError that keeps the source and the log in one known place (``failed/``
+    under the kernel cache's directory, named by the source's hash, so a failure kept
+    twice is one file) and quotes the lines the log blames."""
+    path = _keep_failed(source, name, log)
     lines = source.splitlines()
+    program = Path(name).name  # the name NVRTC's log gives the source
     blamed = sorted(
-        {int(m.group(2)) for m in _DIAGNOSTIC.finditer(log) if Path(m.group(1)).name == path.name}
+        {int(m.group(2)) for m in _DIAGNOSTIC.finditer(log) if Path(m.group(1)).name == program}
     )
     parts = [
         f"NVRTC could not compile {name} for {arch} ({_error_name(err)}).",
-        f"Source kept at {path}",
+        f"Source kept at {path} (the log beside it: {path.with_suffix('.log').name})",
         f"Options: {' '.join(options)}",
         "--- NVRTC log ---",
         log or "(empty)",

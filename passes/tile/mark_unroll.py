@@ -16,7 +16,8 @@ alone unrolls only 4 times; 10% faster measured), else up to ``max_trips``;
 Unrolled loops nest, and their counts multiply: a one-thread kernel over a small 3-d tile
 unrolled 8 x 8 x 8 is 512 copies of its body, which spill (OpInfo's ``masked.var`` did).
 A loop is unrolled only while the product of its count and the counts of the unrolled
-loops around it stays within ``max_copies``.
+loops around it stays within ``max_copies``; past it, the loop is marked ``unroll 1``
+(NVRTC would otherwise unroll the short constant loop itself).
 """
 
 from __future__ import annotations
@@ -103,6 +104,9 @@ class MarkUnroll(ModulePass):
                 if count is not None and count * enclosing_copies(candidate, kernel) > max(
                     self.max_copies, count
                 ):
-                    continue  # the nest around it is unrolled enough
+                    # The nest around it is unrolled enough: keep this one rolled, and say
+                    # so (``unroll 1``), or NVRTC unrolls a short constant loop itself.
+                    candidate.unroll = IntAttr(1)
+                    continue
                 if count is not None:
                     candidate.unroll = IntAttr(count)

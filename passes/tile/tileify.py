@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Operation
 from xdsl.ir.affine import AffineExpr
@@ -37,6 +38,7 @@ from xdsl.traits import Pure
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
+from deplodock.dialects.combine import identity_attr
 
 
 def _is_scalar(op: Operation, written: set) -> bool:
@@ -88,6 +90,7 @@ class TileifyKernel(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: loop.KernelOp, rewriter: PatternRewriter) -> None:
+        drop_zero_trip_loops(op, rewriter)
         nest = free_loop_nest(op)
         nest = nest[: axes_to_lift(nest, self.depth)]
         body = rewriter.move_region_contents_to_new_regions(op.body)
@@ -129,6 +132,20 @@ class TileifyKernel(RewritePattern):
         shift = apply_op(AffineExpr.dimension(0) + lower, [axis], iv.name_hint)
         rewriter.insert(shift, InsertPoint.before(outer))
         rewriter.replace_all_uses_with(iv, shift.result)
+
+
+def drop_zero_trip_loops(kernel: loop.KernelOp, rewriter: PatternRewriter) -> None:
+    """Remove the loops of no iterations (``loop.for %i = 0 to 0``), which the pipeline never
+    makes (``LiftEmpty``) but IR written by hand may hold: a loop's body that never runs is
+    dropped, a reduce loop's results are its kinds' identities."""
+    for for_op in [o for o in kernel.walk() if isinstance(o, loop.ForOp)]:
+        if for_op.extent > 0 or for_op.parent is None:
+            continue
+        for kind, result in zip(for_op.kinds, for_op.results, strict=True):
+            constant = arith.ConstantOp(identity_attr(kind, result.type))
+            rewriter.insert_op(constant, InsertPoint.before(for_op))
+            rewriter.replace_all_uses_with(result, constant.result)
+        rewriter.erase_op(for_op)
 
 
 @dataclass(frozen=True)

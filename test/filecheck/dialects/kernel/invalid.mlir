@@ -332,3 +332,36 @@ func.func @cp_async_wait_negative(%x: tensor<64xf32>) -> tensor<64xf32> {
 }
 
 // CHECK: kernel.cp_async_wait: the pending count must not be negative
+
+// -----
+
+func.func @shuffle_in_a_partial_warp(%x: tensor<33xf32>) -> tensor<33xf32> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(33, 1, 1) ins(%xb = %x : tensor<33xf32>) outs(%yb : tensor<33xf32>) {
+    %t = kernel.thread_id x
+    %v = kernel.load %xb[%t] : memref<33xf32>
+    %s = kernel.shfl_xor %v, 16 : f32
+  }
+  func.return %y : tensor<33xf32>
+}
+
+// CHECK: kernel.kernel: block (33, 1, 1) has 33 threads, not whole warps of 32, but kernel.shfl_xor exchanges across whole warps
+
+// -----
+
+func.func @block_z_over_64(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = kernel.kernel @k grid(1, 1, 1) block(1, 1, 128) ins(%xb = %x : tensor<4xf32>) outs(%yb : tensor<4xf32>) {
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK: kernel.kernel: block (1, 1, 128) exceeds CUDA's limits (1024, 1024, 64) per dimension
+
+// -----
+
+func.func @grid_y_over_65535(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = kernel.kernel @k grid(1, 70000, 1) block(32, 1, 1) ins(%xb = %x : tensor<4xf32>) outs(%yb : tensor<4xf32>) {
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK: kernel.kernel: grid (1, 70000, 1) exceeds CUDA's limits (2147483647, 65535, 65535) per dimension

@@ -322,3 +322,15 @@ func.func @async_single_buffer(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
 }
 
 // CHECK: tile.stage: an async stage needs buffers 2 (the copy of the next chunk lands while this one is read)
+
+// -----
+
+func.func @combine_across_31_threads(%x: tensor<31xf32>) -> tensor<31xf32> {
+  %y = tile.kernel @k axes(%t : 31 = thread) ins(%xb = %x : tensor<31xf32>) outs(%yb : tensor<31xf32>) {
+    %v = loop.load %xb[%t] : memref<31xf32>
+    %s = tile.combine add %v across %t : f32
+  }
+  func.return %y : tensor<31xf32>
+}
+
+// CHECK: tile.combine: across 31 threads; warp shuffles combine a power of two up to 32 or whole warps of 32

@@ -54,3 +54,28 @@ func.func @scalar(%x: tensor<64xf32>) -> tensor<f32> {
 // CHECK-LABEL: func.func @scalar
 // CHECK:       tile.kernel @k_sum axes() ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<f32>) {
 // CHECK-NEXT:    %s = loop.for %a0 = 0 to 64 reduce(add) -> f32 {
+
+// A loop of no iterations (IR written by hand: the pipeline never makes one) is dropped,
+// and a reduce loop of none gives its kind's identity: zero-trip loops are legal.
+func.func @zero_trip(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %y = loop.kernel @k_zero ins(%xb = %x : tensor<4x8xf32>) outs(%yb : tensor<4xf32>) {
+    loop.for %a0 = 0 to 4 {
+      %s = loop.for %a1 = 3 to 3 reduce(max) -> f32 {
+        %v = loop.load %xb[%a0, %a1] : memref<4x8xf32>
+        loop.yield %v : f32
+      }
+      loop.store %s, %yb[%a0] : memref<4xf32>
+    }
+    loop.for %a2 = 0 to 0 {
+      %w = loop.load %xb[%a2, 0] : memref<4x8xf32>
+      loop.store %w, %yb[%a2] : memref<4xf32>
+    }
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @zero_trip
+// CHECK:       tile.kernel @k_zero axes(%a0 : 4 = free)
+// CHECK-NEXT:    %s = arith.constant 0xff800000 : f32
+// CHECK-NEXT:    loop.store %s, %yb[%a0] : memref<4xf32>
+// CHECK-NEXT:  }
