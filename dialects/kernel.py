@@ -105,6 +105,7 @@ from deplodock.dialects.loop import (
     verify_vector,
 )
 from deplodock.dialects.scope import check_block
+from deplodock.dialects.tile import verify_schedule_attributes
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SHARED_BYTES = 227 * 1024  # sm_90: 227 KB of shared memory per block (opt-in)
@@ -221,6 +222,7 @@ class KernelOp(IRDLOperation):
                 f"kernel.kernel: block {block} has {threads} threads, not whole warps of "
                 f"{WARP}, but kernel.shfl_xor exchanges across whole warps"
             )
+        verify_schedule_attributes(self)
         if self.shared_bytes() > MAX_SHARED_BYTES:
             raise VerifyException(
                 f"kernel.kernel: {self.shared_bytes()} bytes of shared memory exceed the "

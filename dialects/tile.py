@@ -36,13 +36,15 @@ from typing import Any
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
+    DenseArrayBase,
     IndexType,
     IntAttr,
+    IntegerAttr,
     MemRefType,
     StringAttr,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
@@ -197,6 +199,7 @@ class KernelOp(IRDLOperation):
                 f"more than the target's {MAX_THREADS_PER_BLOCK}"
             )
         verify_signature(self, self.body, first_arg=self.num_axes)
+        verify_schedule_attributes(self)
 
     def print(self, printer: Printer) -> None:
         print_kernel_name(printer, self)
@@ -234,6 +237,37 @@ class KernelOp(IRDLOperation):
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op
+
+
+SCHEDULE_ATTRIBUTES: dict[str, tuple[int, str]] = {
+    "matmul_tile": (5, "Tm, Tn, threads along M, threads along N, BK"),
+    "block_tile": (3, "threads along M, threads along N, BK"),
+    "register_tile": (2, "Tm, Tn"),
+    "chunk_unroll": (1, "K steps"),
+    "min_blocks_per_sm": (1, "blocks"),
+}
+"""The schedule decisions the tile passes leave on a kernel (``matmul_tile.py``,
+``register_tile.py``) for later passes and the emitter: name → (count of positive
+integers, what they are)."""
+
+
+def verify_schedule_attributes(op: Operation) -> None:
+    """Each schedule attribute on ``op`` holds its count of positive integers."""
+    for name, (count, meaning) in SCHEDULE_ATTRIBUTES.items():
+        attr = op.attributes.get(name)
+        if attr is None:
+            continue
+        if isinstance(attr, DenseArrayBase):
+            values = list(attr.get_values())
+        elif isinstance(attr, IntegerAttr):
+            values = [attr.value.data]
+        else:
+            values = None
+        if values is None or len(values) != count or min(values) < 1:
+            raise VerifyException(
+                f"{op.name}: schedule attribute {name} must be {count} positive integer"
+                f"{'s' if count > 1 else ''} ({meaning}), got {attr}"
+            )
 
 
 def thread_axis_extent(op: IRDLOperation, value: SSAValue) -> int:

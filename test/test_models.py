@@ -293,10 +293,12 @@ def test_tiny_tensor_level_matches_transformers(family: str, part: str, seq: int
     _check_tensor_level(capture_model(_tiny(family), seq=seq, part=part))
 
 
-@pytest.mark.parametrize("name", ["tinyllama", "qwen2.5-7b"])
-@pytest.mark.parametrize("seq", [8, 32])
+@pytest.mark.parametrize(
+    ("name", "seq"), [("tinyllama", 8), ("tinyllama", 32), ("qwen2.5-7b", 8)]
+)
 def test_real_first_layer_matches_transformers(name: str, seq: int) -> None:
-    """The first decoder layer at the real dimensions (Qwen2.5-7B's is 233 M parameters)."""
+    """The first decoder layer at the real dimensions (Qwen2.5-7B's is 233 M parameters;
+    at seq 8 only, for CI's time: the sequence length changes no Qwen-only path)."""
     _check_tensor_level(capture_model(name, seq=seq, part="layer"))
 
 
@@ -344,10 +346,11 @@ def test_unsupported_ops_are_listed_together_with_model_lines(monkeypatch, capsy
         assert line in entry and "[2 times]" in entry  # both layers, one entry
 
 
-@pytest.mark.parametrize("name", ["tinyllama", "qwen2.5-7b"])
+@pytest.mark.parametrize("name", ["tinyllama"])
 def test_real_first_layer_loop_level_matches_tensor_level(name: str) -> None:
     """After lift-to-loop and fuse, the decoder layer's kernels together compute what the
-    tensor level computes (and what transformers computes), at the real dimensions."""
+    tensor level computes (and what transformers computes), at the real dimensions.
+    (Qwen2.5-7B's layer is checked kernel by kernel, ``test_kernel_by_kernel.py``.)"""
     from deplodock.dialects.interpreters.run import run_forward
     from deplodock.pipeline import lower
 
