@@ -414,6 +414,15 @@ class CombineOp(IRDLOperation):
                 f"tile.combine: across {size} threads; warp shuffles combine a power of two "
                 f"up to {WARP} or whole warps of {WARP}"
             )
+        kernel = self.parent_op()
+        while kernel is not None and not isinstance(kernel, KernelOp):
+            kernel = kernel.parent_op()
+        threads = kernel.threads_per_block() if kernel is not None else WARP
+        if threads % WARP:
+            raise VerifyException(
+                f"tile.combine: the kernel's {threads} threads per block are not whole warps "
+                f"of {WARP}; warp shuffles need every lane of a warp"
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data} ")

@@ -344,3 +344,15 @@ func.func @schedule_attribute_short(%x: tensor<64xf32>) -> tensor<64xf32> {
 }
 
 // CHECK: tile.kernel: schedule attribute block_tile must be 3 positive integers (threads along M, threads along N, BK), got array<i64: 16, 16>
+
+// -----
+
+func.func @combine_in_a_partial_warp(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %y = tile.kernel @k axes(%t : 8 = thread) ins(%xb = %x : tensor<8xf32>) outs(%yb : tensor<8xf32>) {
+    %v = loop.load %xb[%t] : memref<8xf32>
+    %s = tile.combine add %v across %t : f32
+  }
+  func.return %y : tensor<8xf32>
+}
+
+// CHECK: tile.combine: the kernel's 8 threads per block are not whole warps of 32; warp shuffles need every lane of a warp
