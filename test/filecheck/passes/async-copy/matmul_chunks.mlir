@@ -81,4 +81,8 @@ func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor
 // CHECK-NEXT:    %x1_smem = tile.stage %x1_b[%a1_g_b * 64, %a2_o * 16] box [64, 16] transpose pad 4 buffers 2 async : memref<128x128xf32> -> memref<16x68xf32>
 // CHECK-NEXT:    %x_smem = tile.stage %x_b[0, %a0_g_b * 32, %a2_o * 16] box [32, 16] transpose pad 4 buffers 2 async : memref<1x64x128xf32> -> memref<16x36xf32>
 
+// SYNC-LABEL:  func.func @forward
+// SYNC:        loop.for %a2_o = 0 to 8 reduce
+// SYNC-NEXT:     %x1_smem = tile.stage %x1_b[%a1_g_b * 64, %a2_o * 16] box [64, 16] transpose pad 4 buffers 2 : memref<128x128xf32> -> memref<16x68xf32>
+// SYNC-NEXT:     %x_smem = tile.stage %x_b[0, %a0_g_b * 32, %a2_o * 16] box [32, 16] transpose pad 4 buffers 2 : memref<1x64x128xf32> -> memref<16x36xf32>
 // SYNC-NOT:    async

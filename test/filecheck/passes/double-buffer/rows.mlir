@@ -52,4 +52,7 @@ func.func @once(%x: tensor<64x8xf32>, %w: tensor<16x8xf32>) -> tensor<64x16xf32>
 // CHECK:       %acc = loop.for %ko = 0 to 1 reduce(add) -> f32 {
 // CHECK-NEXT:    %xs = tile.stage %xb[%m_b * 32, %ko * 8] box [32, 8] : memref<64x8xf32> -> memref<32x8xf32>
 
-// SINGLE-NOT:  buffers
+// SINGLE-LABEL: func.func @chunks
+// SINGLE:       %acc = loop.for %ko = 0 to 4 reduce(add) -> f32 {
+// SINGLE-NEXT:    %xs = tile.stage %xb[%m_b * 32, %ko * 8] box [32, 8] : memref<64x32xf32> -> memref<32x8xf32>
+// SINGLE-NOT:   buffers

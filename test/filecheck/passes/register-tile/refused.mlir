@@ -4,7 +4,10 @@
 // RUN: not deplo-opt %s -p 'register-tile{tm=0 tn=4}' 2>&1 | filecheck %s --check-prefix=ERR
 
 // The cost model (the default options) has no tile for these small shapes: none is tiled.
-// MODEL-NOT: register_tile
+// MODEL-LABEL: func.func @one_axis
+// MODEL:       tile.kernel @k_maxplus axes(%a0 : 8 = free, %a1 : 6 = free)
+// MODEL-NOT:   register_tile
+// MODEL:       %m = loop.for %k = 0 to 16 reduce(max) -> f32 {
 // ERR: register-tile: tm=0 and tn=4 must be at least 1 (or both 0: the cost model's)
 
 // N = 6 is not a multiple of 4: that axis is left alone and only the rows are tiled.

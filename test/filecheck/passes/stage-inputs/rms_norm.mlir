@@ -35,7 +35,11 @@ func.func @forward(%x: tensor<1x32x2048xf32>, %p_weight: tensor<2048xf32>) -> te
 // CHECK:        loop.load %x_smem[%a2] : memref<2048xf32>
 // CHECK-NEXT:   loop.load %w_b[%a2] : memref<2048xf32>
 
+// BUDGET:     tile.kernel @k_rms_norm
 // BUDGET-NOT: tile.stage
+// BUDGET:     loop.load %x_b[0, %a0, %a1] : memref<1x32x2048xf32>
+// BUDGET:     loop.load %x_b[0, %a0, %a2] : memref<1x32x2048xf32>
+// BUDGET-NEXT: loop.load %w_b[%a2] : memref<2048xf32>
 
 // ALL:      %w_smem = tile.stage %w_b[0] : memref<2048xf32> -> memref<2048xf32>
 // ALL-NEXT: %x_smem = tile.stage %x_b[0, %a0, 0]
