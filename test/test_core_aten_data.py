@@ -91,6 +91,11 @@ CASES: dict[str, tuple[Program, tuple[torch.Tensor, ...]]] = {
                    torch.ops.aten.expand_copy(x[:, :1], (7, 5, 2))),
         (_randn(7, 3, 2),),
     ),
+    "diff": (  # n = 0 is the input itself: prepend and append are ignored (OpInfo's sample)
+        lambda x, p: (torch.diff(x, 0, 0, p, p), torch.diff(x, 2, 1, p.mT, x),
+                      torch.diff(x > 0, 1, 0)),
+        (_randn(5, 5), _randn(2, 5)),
+    ),
     "unfold_diagonal": (
         lambda x: (x.unfold(1, 2, 3), x.unfold(2, 1, 1), torch.diagonal(x, 1, 0, 2),
                    torch.diagonal(x, -3, 2, 0), torch.diagonal(x, 9), torch.trace(x[0])),

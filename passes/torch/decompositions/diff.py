@@ -2,7 +2,8 @@
 
 prepend, x and append are concatenated along the axis (`cat.concat`, a select on the
 position), then each order is one `ten.map` of two shifted views of the previous one.
-Booleans differ by xor (`!=`), as torch.diff does for them.
+Booleans differ by xor (`!=`), as torch.diff does for them; ``n = 0`` is the input itself
+(prepend and append ignored, as torch does).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Diff(Decomposition):
         if not rank:
             raise Unsupported("diff of a 0-d tensor")
         dim = int(op.arg("dim", -1)) % rank
+        if n == 0:  # torch returns the input itself, prepend and append unused
+            return x
         shape = list(shape_of(x))
         shape[dim] = sum(shape_of(v)[dim] for v in parts)
         value = concat(emit, parts, dim, shape, emit.element, name="padded")
