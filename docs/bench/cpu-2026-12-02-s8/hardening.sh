@@ -45,6 +45,23 @@ echo "## block(33,1,1) under warp shuffles"
 show deplo-opt block33.mlir -t cuda
 echo "## a zero-trip loop.for: legal, lowered to a kernel that does nothing"
 show deplo-opt zero.mlir -p tileify,cooperative-reduce,blockify-launch,materialize -t cuda
+echo "  and the interpreters run it, at the loop level and lowered to the kernel level:"
+python3 - <<'PY'
+import numpy as np
+from deplodock.boundary import parse_ir
+from deplodock.dialects import make_context
+from deplodock.dialects.interpreters.run import run_forward
+from deplodock.pipeline import lower
+text = open("zero.mlir").read()
+inputs = [np.ones(64, np.float32), np.ones((8, 64), np.float32)]
+for level in ("loop", "kernel"):
+    module = parse_ir(make_context(), text, "zero.mlir")
+    if level == "kernel":
+        lower(module, to="kernel")
+    (out,) = run_forward(module, inputs)
+    print(f"  {level} level: ran, output {out.shape} (no element written: the loop runs 0 times)")
+PY
+echo
 echo "## an output path that cannot be written: refused before any work"
 show deplodock compile -c "torch.nn.RMSNorm(64)(torch.randn(8,64))" -o /nonexistent/dir/out.cu
 echo "## an unknown arch"
