@@ -417,7 +417,8 @@ class CombineOp(IRDLOperation):
         kernel = self.parent_op()
         while kernel is not None and not isinstance(kernel, KernelOp):
             kernel = kernel.parent_op()
-        threads = kernel.threads_per_block() if kernel is not None else WARP
+        placed = kernel is not None and all(b != "free" for _, _, b in kernel.axes)
+        threads = kernel.threads_per_block() if placed else WARP  # free axes: not yet
         if threads % WARP:
             raise VerifyException(
                 f"tile.combine: the kernel's {threads} threads per block are not whole warps "
