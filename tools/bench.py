@@ -79,6 +79,7 @@ from pathlib import Path
 from typing import Any
 
 from deplodock.bench_cases import GROUPS, Case, select
+from deplodock.boundary import EXIT_NO_GPU
 from deplodock.frontends.errors import UserInputError
 
 H200_COPY_BANDWIDTH = 4.25e12
@@ -108,7 +109,6 @@ CANDIDATES = ("deplodock", "eager", "torch.compile")
 BASELINES = ("eager", "torch.compile")
 
 EXIT_FAILED = 1
-EXIT_NO_GPU = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

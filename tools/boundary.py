@@ -86,15 +86,11 @@ def culprit(error: BaseException) -> Operation | None:
     return found
 
 
-def _verify_all(module: ModuleOp) -> None:
-    module.verify()
-
-
 def apply_pass(
     pass_: ModulePass,
     ctx: Context,
     module: ModuleOp,
-    verify: Callable[[ModuleOp], None] | None = _verify_all,
+    verify: Callable[[ModuleOp], None] | None = ModuleOp.verify,
 ) -> None:
     """Apply ``pass_``, then ``verify`` its result (None: not); a failure that is not the
     user's is a ``PassError`` naming the pass and the op."""

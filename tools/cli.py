@@ -52,7 +52,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deplodock.boundary import EXIT_USER_ERROR, PassError, check_output_path, guarded
+from deplodock.boundary import (
+    EXIT_NO_GPU,
+    EXIT_USER_ERROR,
+    PassError,
+    check_output_path,
+    guarded,
+)
 from deplodock.frontends.errors import UserInputError
 from deplodock.kernel_stats import (
     KernelStats,
@@ -64,8 +70,7 @@ from deplodock.kernel_stats import (
 )
 from deplodock.pipeline import LEVELS, PassStep, level_of, lower, passes_between
 
-EXIT_MISMATCH = 1
-EXIT_NO_GPU = 2
+EXIT_MISMATCH = EXIT_USER_ERROR  # run: deplodock's answer differs from PyTorch's
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -809,14 +814,17 @@ def expression_rtol(module) -> float:
 
 def _check_options(args: argparse.Namespace) -> None:
     """What can be checked before any work: the arch and the output path."""
-    import re
+    from deplodock.backends.cuda.nvrtc import check_arch
 
     arch = getattr(args, "arch", None)
-    if arch is not None and not re.fullmatch(r"sm_\d+[af]?", arch):
+    try:
+        if arch is not None:
+            check_arch(arch)
+    except ValueError:
         raise UserInputError(
             f"unknown CUDA architecture {arch!r}: give a real one such as sm_90 (H100/H200), "
             "sm_89, sm_80 or sm_120"
-        )
+        ) from None
     check_output_path(getattr(args, "output", None))
 
 

@@ -151,7 +151,7 @@ def compile_cuda(
     ``-default-device``: generated kernels mark their device functions explicitly.
     Raises NvrtcError (log plus quoted source lines) if the program does not compile.
     """
-    _check_arch(arch)
+    check_arch(arch)
     all_options = _default_options(arch, options) + list(options)
 
     err, prog = _nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
@@ -170,7 +170,8 @@ def compile_cuda(
     )
 
 
-def _check_arch(arch: str) -> None:
+def check_arch(arch: str) -> None:
+    """Raise ValueError unless ``arch`` names a real architecture (``sm_90``, ``sm_90a``)."""
     if not re.fullmatch(r"sm_\d+[af]?", arch):
         raise ValueError(f"arch must be a real architecture such as 'sm_90', got {arch!r}")
 
@@ -178,7 +179,7 @@ def _check_arch(arch: str) -> None:
 def compile_options(arch: str, options: Sequence[str] = ()) -> list[str]:
     """The full NVRTC option list a compile for ``arch`` with ``options`` uses (what the
     kernel cache and the program cache key on)."""
-    _check_arch(arch)
+    check_arch(arch)
     return _default_options(arch, options) + list(options)
 
 
