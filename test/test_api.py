@@ -159,7 +159,8 @@ def test_function_constants_and_inputs(compiled_block) -> None:
     [
         (lambda x: (torch.randn(4, 31),), InputError, "expected shape (4, 32) float32"),
         (lambda x: (x.double(),), InputError, "expected dtype"),
-        (lambda x: (torch.randn(32, 4).t(),), InputError, "is not contiguous"),
+        # a transposed view is made contiguous first (no contiguity error), then checked
+        (lambda x: (torch.randn(32, 4).t(),), InputError, "input 0 (%x) is on cpu"),
         (lambda x: (x,), InputError, "is on cpu"),
         (lambda x: (x, x), TypeError, "expected 1 input tensors, got 2"),
     ],
@@ -210,6 +211,17 @@ def test_graph_is_captured_again_when_weights_move(block) -> None:
         torch.testing.assert_close(fast(x)[0], model(x)[0].detach(), rtol=1e-5, atol=1e-5)
     finally:
         model.linear.weight = old
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_compiled_program_takes_views_and_makes_constants_on_the_gpu() -> None:
+    x = torch.randn(32, 48, device="cuda")
+    fast = deplodock.compile(lambda a: torch.softmax(a, -1) * 2, x.t())
+    torch.testing.assert_close(fast(x.t()), torch.softmax(x.t(), -1) * 2)
+    # no tensor input: the program's lifted constant goes to the current CUDA device
+    window = deplodock.compile(lambda n: torch.signal.windows.hann(7) * n, 3.0)
+    torch.testing.assert_close(window(3.0), torch.signal.windows.hann(7, device="cuda") * 3.0)
 
 
 @pytest.mark.gpu

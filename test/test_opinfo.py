@@ -65,3 +65,19 @@ def test_a_result_closer_to_float64_than_eager_passes_and_a_wrong_one_does_not()
     assert opinfo._matches([torch.tensor([607.140442, 1.0])], eager, exact) is None
     assert opinfo._matches([torch.tensor([608.0, 1.0])], eager, exact) is not None
     assert opinfo._matches([torch.tensor([607.140442, 1.0])], eager, None) is not None
+
+
+def test_inductors_float64_rule_forgives_as_much_error_as_eager_has_and_no_more() -> None:
+    """An ill-conditioned sample: eager fp32 itself misses float64 by far more than the
+    tolerance, so a result as far from float64 as eager is right (Inductor's rule:
+    RMSE at most twice eager's), and one five times further is not."""
+    exact = [torch.tensor([100.0, -50.0, 25.0, 3.0], dtype=torch.float64)]
+    eager = [torch.tensor([100.01, -50.01, 25.0, 3.0])]
+    near = [torch.tensor([99.99, -49.99, 25.0, 3.0])]  # as far off as eager, the other way
+    far = [torch.tensor([100.05, -50.05, 25.0, 3.0])]
+    assert opinfo._compare(near, eager) is not None
+    assert opinfo._matches(near, eager, exact) is None
+    assert opinfo._matches(far, eager, exact) is not None
+    # a NaN where float64 has a number is wrong however small the rest of the error
+    nan = [torch.tensor([100.0, float("nan"), 25.0, 3.0])]
+    assert opinfo._matches(nan, eager, exact) is not None

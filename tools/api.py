@@ -16,9 +16,12 @@ a ``UserInputError`` naming the ops and their source lines.
 
 The callable:
 
-- takes the user inputs only (the example inputs' shapes and dtypes, contiguous CUDA
-  tensors; anything else is an ``InputError`` naming the argument, see
-  ``deplodock.backends.cuda.runtime.check_inputs``) and returns what the module returns
+- takes the user inputs only (the example inputs' shapes and dtypes, CUDA tensors;
+  anything else is an ``InputError`` naming the argument, see
+  ``deplodock.backends.cuda.runtime.check_inputs``; a non-contiguous tensor, a
+  transposed view say, is copied to a contiguous one first, as the torch.compile
+  backend does: the kernels read dense row-major memory, and the program's meaning
+  does not depend on strides) and returns what the module returns
   (the same tuple / dataclass structure, through ``torch.export``'s output spec);
 - binds parameters and buffers from the module itself, looked up by name at each call
   and passed by address: no copy, so ``module.cuda()``, ``load_state_dict`` or an
@@ -270,6 +273,23 @@ def compile_exported(program, arch: str = "sm_90", cache: bool = True):
     return compiled
 
 
+def _device_of(inputs: Any) -> torch.device | None:
+    """The device of the first tensor among ``inputs``; with none (a program of numbers
+    only, a window function say) the current CUDA device, where there is one."""
+    for leaf in pytree.tree_leaves(inputs):
+        if isinstance(leaf, torch.Tensor):
+            return leaf.device
+    if torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    return None
+
+
+def _dense(leaf: Any) -> Any:
+    if isinstance(leaf, torch.Tensor) and not leaf.is_contiguous():
+        return leaf.contiguous()
+    return leaf
+
+
 class Compiled:
     """A compiled program bound to its module: call it with the user inputs."""
 
@@ -307,7 +327,7 @@ class Compiled:
         users = pytree.tree_leaves(inputs)
         if len(users) != self.num_user_inputs:
             raise TypeError(f"expected {self.num_user_inputs} input tensors, got {len(users)}")
-        device = next((u.device for u in users if isinstance(u, torch.Tensor)), None)
+        device = _device_of(users)
         it = iter(users)
         args: list[torch.Tensor] = []
         for spec in self.inputs:
@@ -365,11 +385,8 @@ class Compiled:
             )
             inputs = tuple(v for v in pytree.tree_leaves(inputs))
         else:
-            device = next(
-                (v.device for v in pytree.tree_leaves(inputs) if isinstance(v, torch.Tensor)),
-                None,
-            )
-            inputs = numbers_as_tensors(inputs, device)
+            inputs = numbers_as_tensors(inputs, _device_of(inputs))
+        inputs = tuple(pytree.tree_map(_dense, list(inputs)))
         self.check(*inputs)
         args = self.arguments(*inputs)
         with torch.no_grad():
