@@ -18,6 +18,16 @@ unrolled 8 x 8 x 8 is 512 copies of its body, which spill (OpInfo's ``masked.var
 A loop is unrolled only while the product of its count and the counts of the unrolled
 loops around it stays within ``max_copies``; past it, the loop is marked ``unroll 1``
 (NVRTC would otherwise unroll the short constant loop itself).
+
+A long loop (more than ``max_trips`` iterations) is left to NVRTC, which unrolls a
+constant loop as it sees fit, unless it is one of several sibling loops over the same
+buffer whose loads would not fit in registers: the emitter counts every uniform loop
+from 0 so that, unrolled, the loops over a row load the same addresses and the compiler
+keeps the row in registers between them. Such a row of more than ``max_row_words``
+32-bit words per thread (OpInfo's ``max_unpool3d``: two loops of 144 trips over the same
+64-bit indices, 255 registers and 516 bytes spilled) is marked ``unroll 1``: rolled,
+each loop reloads from cache instead of spilling. A loop that no sibling re-reads (a
+matmul's K loop) is NVRTC's to unroll, as before.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from xdsl.dialects.builtin import IntAttr, IntegerAttr, ModuleOp
 from xdsl.passes import ModulePass
 
 from deplodock.dialects import loop, tile
+from deplodock.dialects.access import element_bytes
 from deplodock.dialects.loop import vector_of
 from deplodock.passes.tile.matmul_tile import CHUNK_UNROLL
 
@@ -55,6 +66,37 @@ def enclosing_copies(op: loop.ForOp | tile.StridedForOp, kernel: tile.KernelOp) 
             copies *= parent.unroll.data or per_thread_trips(parent)  # 0: fully
         parent = parent.parent_op()
     return copies
+
+
+def loaded_words(op: loop.ForOp | tile.StridedForOp) -> int:
+    """The 32-bit words one thread loads from memory over all of ``op``'s iterations."""
+
+    def words(body_op) -> int:
+        total = 0
+        for child in body_op.body.block.ops:
+            if isinstance(child, loop.LoadOp):
+                total += -(-element_bytes(child.result.type) // 4)
+            elif isinstance(child, loop.ForOp | tile.StridedForOp):
+                total += words(child)
+        return total * per_thread_trips(body_op) * vector_of(body_op)
+
+    return words(op)
+
+
+def loaded_buffers(op: loop.ForOp | tile.StridedForOp) -> set:
+    """The buffers that ``op``'s body (nested loops included) loads from."""
+    return {o.buffer for o in op.walk() if isinstance(o, loop.LoadOp)}
+
+
+def rereads_a_row(op: loop.ForOp | tile.StridedForOp) -> bool:
+    """Whether a sibling loop of ``op`` (in the same block) loads a buffer it loads."""
+    mine = loaded_buffers(op)
+    return any(
+        other is not op
+        and isinstance(other, loop.ForOp | tile.StridedForOp)
+        and mine & loaded_buffers(other)
+        for other in op.parent_block().ops
+    )
 
 
 def chunk_unroll_of(kernel: tile.KernelOp) -> int | None:
@@ -86,6 +128,10 @@ class MarkUnroll(ModulePass):
     max_copies: int = 64
     """The most copies of a loop body that nested unrolling may make."""
 
+    max_row_words: int = 128
+    """The most 32-bit words a long loop may load per thread and still be left to NVRTC
+    to unroll (see the module docstring)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.walk():
             if not isinstance(kernel, tile.KernelOp):
@@ -110,3 +156,9 @@ class MarkUnroll(ModulePass):
                     continue
                 if count is not None:
                     candidate.unroll = IntAttr(count)
+                elif (
+                    per_thread_trips(candidate) > bound
+                    and loaded_words(candidate) > self.max_row_words
+                    and rereads_a_row(candidate)
+                ):
+                    candidate.unroll = IntAttr(1)  # see the module docstring: no spills
