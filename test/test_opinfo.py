@@ -59,9 +59,9 @@ def test_the_harness_reports_a_wrong_answer() -> None:
 
 def test_a_result_closer_to_float64_than_eager_passes_and_a_wrong_one_does_not() -> None:
     """The float64 reference forgives eager's rounding, never a wrong answer."""
-    exact = [torch.tensor([607.142186, 1.0])]
+    exact = opinfo.Float64([torch.tensor([607.142186, 1.0])])
     eager = [torch.tensor([607.154419, 1.0])]  # eager fp32, 2e-5 off (an ill-conditioned sample)
-    assert opinfo._compare([exact[0].clone()], eager) is not None  # eager alone: a mismatch
+    assert opinfo._compare([exact.outputs[0].clone()], eager) is not None  # eager alone
     assert opinfo._matches([torch.tensor([607.140442, 1.0])], eager, exact) is None
     assert opinfo._matches([torch.tensor([608.0, 1.0])], eager, exact) is not None
     assert opinfo._matches([torch.tensor([607.140442, 1.0])], eager, None) is not None
@@ -71,7 +71,7 @@ def test_inductors_float64_rule_forgives_as_much_error_as_eager_has_and_no_more(
     """An ill-conditioned sample: eager fp32 itself misses float64 by far more than the
     tolerance, so a result as far from float64 as eager is right (Inductor's rule:
     RMSE at most twice eager's), and one five times further is not."""
-    exact = [torch.tensor([100.0, -50.0, 25.0, 3.0], dtype=torch.float64)]
+    exact = opinfo.Float64([torch.tensor([100.0, -50.0, 25.0, 3.0], dtype=torch.float64)])
     eager = [torch.tensor([100.01, -50.01, 25.0, 3.0])]
     near = [torch.tensor([99.99, -49.99, 25.0, 3.0])]  # as far off as eager, the other way
     far = [torch.tensor([100.05, -50.05, 25.0, 3.0])]
@@ -81,3 +81,24 @@ def test_inductors_float64_rule_forgives_as_much_error_as_eager_has_and_no_more(
     # a NaN where float64 has a number is wrong however small the rest of the error
     nan = [torch.tensor([100.0, float("nan"), 25.0, 3.0])]
     assert opinfo._matches(nan, eager, exact) is not None
+
+
+def test_an_ill_conditioned_sample_is_held_to_its_inputs_rounding() -> None:
+    """softmax of logits near 1e5: moving the inputs by one ulp moves the float64 result
+    far more than the tolerance, so an fp32 result that far off is right; a result
+    further off than the perturbations reach is still wrong."""
+    (op,) = [op for op in opinfo.entries(["softmax"]) if opinfo.full_name(op) == "softmax"]
+    sample = next(iter(op.sample_inputs("cpu", torch.float32, requires_grad=False)))
+    program, tensors = opinfo._program(op, sample)
+    torch.manual_seed(0)
+    tensors = [torch.linspace(1e5, 1e5 + 3, tensors[0].numel()).reshape(tensors[0].shape)]
+    want = opinfo._reference(program, tensors, "cpu")
+    exact = opinfo._reference64(program, tensors, want)
+    moved = exact.perturbed()
+    spread = float((moved[0] - exact.outputs[0]).abs().max())
+    assert spread > 1e-3  # ill-conditioned: an ulp of the inputs is far past the tolerance
+    off = [exact.outputs[0].float() + 1.5 * spread]  # misses eager and float64's tolerance
+    assert opinfo._compare(off, want) is not None
+    assert opinfo._matches(off, want, exact) is None
+    wrong = [exact.outputs[0].float() + 0.2]  # far past eager and every draw
+    assert opinfo._matches(wrong, want, exact) is not None

@@ -234,42 +234,103 @@ def _reference(program: _Program, tensors: list[torch.Tensor], device: str) -> l
     return _outputs(result)
 
 
-def _reference64(
-    program: _Program, tensors: list[torch.Tensor], like: Sequence[Any]
-) -> list | None:
-    """The outputs computed in float64 on the CPU (``like``: eager's, for their count and
-    which ones are uninitialised), or None when the sample does not run in float64."""
-    inputs = [t.double() if t.is_floating_point() else t for t in tensors]
-    try:
+@dataclass
+class Float64:
+    """A sample's float64 reference: its outputs, and a function giving the float64
+    outputs again for the inputs moved by up to one unit in the last place of their dtype
+    (each call another draw), which measures how ill-conditioned the sample is."""
+
+    outputs: list
+    perturbed: Callable[[], list] | None = None
+
+
+def _reference64(program: _Program, tensors: list[torch.Tensor], like: Sequence[Any]):
+    """The sample's ``Float64`` reference, computed on the CPU (``like``: eager's outputs,
+    for their count and which ones are uninitialised), or None when it does not run in
+    float64."""
+
+    def run(inputs: list[torch.Tensor]) -> list:
         with torch.no_grad():
-            exact = _outputs(program.cpu()(*inputs))
+            return _outputs(program.cpu()(*inputs))
+
+    try:
+        exact = run([t.double() if t.is_floating_point() else t for t in tensors])
     except Exception:  # noqa: BLE001 - no float64 kernel: eager's is the only reference
         return None
     if len(exact) != len(like):
         return None
-    return [w if isinstance(w, _Uninitialized) else e for e, w in zip(exact, like, strict=True)]
+    draws = torch.Generator().manual_seed(0)
+
+    def perturbed() -> list:
+        moved = []
+        for t in tensors:
+            if t.is_floating_point():
+                eps = torch.finfo(t.dtype).eps
+                noise = torch.rand(t.shape, generator=draws, dtype=torch.float64) * 2 - 1
+                moved.append(t.double() * (1 + eps * noise))
+            else:
+                moved.append(t)
+        return run(moved)
+
+    outputs = [w if isinstance(w, _Uninitialized) else e for e, w in zip(exact, like, strict=True)]
+    return Float64(outputs, perturbed)
 
 
-def _matches(got: Sequence[Any], want: Sequence[Any], exact: Sequence[Any] | None) -> str | None:
+def _matches(got: Sequence[Any], want: Sequence[Any], exact: Float64 | None) -> str | None:
     """``_compare`` with eager. A float result that misses may still be right, judged
-    against the float64 result (``exact``) as Inductor's OpInfo test judges it
-    (``torch._dynamo.utils.same`` with ``fp64_ref``): within tolerance of the float64
-    result rounded to the dtype, or with a root-mean-square error from float64 at most
-    twice eager's own (three times in bf16). A fused kernel rounds once where eager
-    rounds after each op (CUDA's addbmm after every batch in bf16), and an
-    ill-conditioned sample (multi_head_attention_forward with logits in the hundreds)
-    leaves eager fp32 itself far from float64."""
+    against the float64 result (``exact``), in three ways, the first two as Inductor's
+    OpInfo test judges (``torch._dynamo.utils.same`` with ``fp64_ref``): within tolerance
+    of the float64 result rounded to the dtype; a root-mean-square error from float64 at
+    most twice eager's own (three times in bf16); or, for an ill-conditioned sample, a
+    largest error from float64 at most twice what moving the inputs by one unit in their
+    last place does to the float64 result (the most of four draws): no program in the
+    dtype can be held to more than the rounding of its own inputs allows. A fused kernel
+    rounds once where eager rounds after each op (CUDA's addbmm after every batch in
+    bf16); multi_head_attention_forward's sample of logits near 1e5 moves by 0.18 when
+    its inputs move by an ulp, where eager CUDA is 0.002 from float64 and deplodock 0.04."""
     problem = _compare(got, want)
     if problem is None or exact is None:
         return problem
-    rounded = [e if isinstance(e, _Uninitialized) else e.to(w.dtype) for e, w in zip(exact, want)]
+    rounded = [
+        e if isinstance(e, _Uninitialized) else e.to(w.dtype)
+        for e, w in zip(exact.outputs, want, strict=True)
+    ]
     if _compare(got, rounded) is None:
         return None
-    if len(got) == len(want) and all(
-        _no_worse_than_eager(g, w, e) for g, w, e in zip(got, want, exact, strict=True)
+    if len(got) != len(want):
+        return problem
+    if all(
+        _no_worse_than_eager(g, w, e) for g, w, e in zip(got, want, exact.outputs, strict=True)
     ):
         return None
+    if exact.perturbed is not None and _within_conditioning(got, want, exact):
+        return None
     return problem
+
+
+def _within_conditioning(got: Sequence[Any], want: Sequence[Any], exact: Float64) -> bool:
+    """Whether every float output is as close to float64 as the sample's conditioning
+    allows (see ``_matches``), with the same non-finite elements."""
+    draws = [exact.perturbed() for _ in range(4)]
+    for k, (g, w, e) in enumerate(zip(got, want, exact.outputs, strict=True)):
+        if isinstance(w, _Uninitialized):
+            continue
+        if not w.is_floating_point():
+            if _compare([g], [w]) is not None:
+                return False
+            continue
+        g = torch.as_tensor(np.asarray(g)) if not isinstance(g, torch.Tensor) else g
+        g, e = g.cpu().double(), e.cpu().double()
+        finite = torch.isfinite(e)
+        if g.shape != e.shape or not torch.equal(torch.isfinite(g), finite):
+            return False
+        if not finite.any():
+            continue
+        spread = max(float((d[k].double() - e)[finite].abs().max()) for d in draws)
+        _, atol = tolerance(w.dtype)
+        if float((g - e)[finite].abs().max()) > 2 * spread + atol:
+            return False
+    return True
 
 
 def _no_worse_than_eager(got: Any, want: Any, exact: Any) -> bool:
@@ -427,7 +488,7 @@ def check_sample(op, sample, device: str, levels: Sequence[str], timeout: float)
             want = _reference(program, tensors, device)
             if full_name(op) in SHAPE_ONLY:
                 want = [_Uninitialized(w) for w in want]
-            exact = None
+            exact: Float64 | None = None
             if any(getattr(w, "dtype", None) in _FLOATS for w in want):
                 exact = _reference64(program, tensors, want)
             if device == "cuda":
