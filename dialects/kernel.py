@@ -106,9 +106,9 @@ from deplodock.dialects.loop import (
 )
 from deplodock.dialects.scope import check_block
 from deplodock.dialects.tile import verify_schedule_attributes
+from deplodock.target import MAX_SHARED_BYTES
 
 MAX_THREADS_PER_BLOCK = 1024
-MAX_SHARED_BYTES = 227 * 1024  # sm_90: 227 KB of shared memory per block (opt-in)
 MAX_BLOCK = (1024, 1024, 64)  # CUDA's limits on each block dimension
 MAX_GRID = (2**31 - 1, 65535, 65535)  # and on each grid dimension
 WARP = 32

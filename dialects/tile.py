@@ -92,13 +92,12 @@ from deplodock.dialects.loop import (
     verify_vector,
 )
 from deplodock.dialects.scope import check_block
+from deplodock.target import MAX_SHARED_BYTES
 
 BINDINGS = ("free", "thread", "block")
 MAX_THREADS_PER_BLOCK = 1024
 WARP = 32  # lanes a warp shuffle exchanges among
 WARP = 32  # threads that run in lockstep and exchange registers by shuffles
-NUM_SMS = 132  # H200 (sm_90): blocks it takes to give every SM one
-MAX_SHARED_BYTES = 227 * 1024  # sm_90: shared memory per block (the kernel level's limit)
 
 
 @irdl_op_definition

@@ -206,6 +206,10 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
     CUDA tensors with the module's semantics (see the module docstring). Compiling needs
     no GPU (NVRTC); calling does. ``cache=False``: neither the program cache nor the
     kernel cache is read or written."""
+    from deplodock.target import target_for
+
+    if arch is not None:
+        target_for(arch)  # an unknown arch is an error before any work
     module, program, specialized = capture_numbers(module_or_fn, *example_inputs)
     compiled = compile_exported(program, arch=arch or _default_arch(), cache=cache)
     result = Compiled(module, program, compiled, graph=graph, poison=poison)

@@ -88,7 +88,12 @@ def _parser() -> argparse.ArgumentParser:
             "such as Qwen/Qwen2.5-7B, or a local directory with a config.json (instead of -c)",
         )
         sub.add_argument("-c", "--code", help="a PyTorch expression, e.g. 'torch.relu(...)'")
-        sub.add_argument("--arch", default="sm_90", help="CUDA architecture (default sm_90)")
+        sub.add_argument(
+            "--arch",
+            default="sm_90",
+            help="CUDA architecture: sm_75, sm_80, sm_86, sm_89, sm_90 or sm_90a (default "
+            "sm_90); the schedules follow its SM count, shared memory and features",
+        )
         sub.add_argument("-v", "--verbose", action="count", default=0)
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
         model = sub.add_argument_group("models")
@@ -351,12 +356,12 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
             continue  # lowered with the kernel level: the memo then copies each kernel once
         with steps.step(f"lower to {level}", show=bar is None):
             if stats or report:
-                lower(module, to=level, observer=observer)
+                lower(module, to=level, observer=observer, arch=args.arch)
                 if bar is not None:
                     bar.done += len(passes_between(LEVELS[LEVELS.index(level) - 1], level))
                     bar.draw(level)
             else:
-                _apply_passes(module, level, bar)
+                _apply_passes(module, level, bar, args.arch)
         if stats:
             steps.counts.append((level, _op_counts(module, level)))
             if level == "loop":
@@ -366,7 +371,7 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
         bar.close()
 
 
-def _apply_passes(module, level: str, bar: _Bar | None) -> None:
+def _apply_passes(module, level: str, bar: _Bar | None, arch: str) -> None:
     """``lower(module, to=level)``, advancing ``bar`` after each pass (without the
     observer's printed IR, which costs seconds on a whole model)."""
 
@@ -374,7 +379,7 @@ def _apply_passes(module, level: str, bar: _Bar | None) -> None:
         if bar is not None:
             (bar.advance if done else bar.draw)(name)
 
-    lower(module, to=level, progress=progress)
+    lower(module, to=level, progress=progress, arch=arch)
 
 
 def _op_counts(module, level: str) -> Counter[str]:
@@ -814,17 +819,14 @@ def expression_rtol(module) -> float:
 
 def _check_options(args: argparse.Namespace) -> None:
     """What can be checked before any work: the arch and the output path."""
-    from deplodock.backends.cuda.nvrtc import check_arch
+    from deplodock.target import UnknownTarget, target_for
 
     arch = getattr(args, "arch", None)
     try:
         if arch is not None:
-            check_arch(arch)
-    except ValueError:
-        raise UserInputError(
-            f"unknown CUDA architecture {arch!r}: give a real one such as sm_90 (H100/H200), "
-            "sm_89, sm_80 or sm_120"
-        ) from None
+            target_for(arch)
+    except UnknownTarget as e:
+        raise UserInputError(str(e)) from None
     check_output_path(getattr(args, "output", None))
 
 
@@ -833,7 +835,7 @@ def _reproduce(args: argparse.Namespace) -> Callable[[PassError], str]:
 
     def reproduce(error: PassError) -> str:
         module, _ = _load(args, _Steps(progress=False), device="meta")
-        lower(module, to="kernel", until=error.pass_name)
+        lower(module, to="kernel", until=error.pass_name, arch=args.arch)
         return str(module) + "\n"
 
     return reproduce

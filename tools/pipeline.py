@@ -17,6 +17,7 @@ run on one kernel of each structure, copied to the others under their names
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import weakref
 from collections.abc import Callable
@@ -59,6 +60,16 @@ PASSES_TO: dict[str, tuple[str, ...]] = {
     ),
     "kernel": ("materialize",),
 }
+
+
+def make_pass(name: str, arch: str | None = None, **options) -> ModulePass:
+    """The pass ``name`` configured with ``options``; a pass that decides from the
+    hardware (it has an ``arch`` field: ``deplodock.target``) also gets ``arch``
+    (None: its default, sm_90)."""
+    cls = get_pass(name)
+    if arch is not None and "arch" in {f.name for f in dataclasses.fields(cls)}:
+        options = {"arch": arch, **options}
+    return cls(**options)
 
 
 def level_of(module: ModuleOp) -> str:
@@ -125,8 +136,10 @@ def lower(
     progress: Callable[[str, bool], None] | None = None,
     memo: bool | None = None,
     until: str | None = None,
+    arch: str | None = None,
 ) -> ModuleOp:
-    """Lower ``module`` in place to level ``to`` (``cuda`` stops at kernel; emit after).
+    """Lower ``module`` in place to level ``to`` (``cuda`` stops at kernel; emit after),
+    for the target ``arch`` (``deplodock.target``; None: sm_90).
 
     ``until`` names a pass to stop before (the input of a failing pass, for its
     reproducer: ``deplodock.boundary``). A pass that fails raises a ``PassError``.
@@ -148,7 +161,7 @@ def lower(
     def run(target: ModuleOp, names: list[str], hold: str | None = None) -> None:
         for name in names:
             index = everything.index(name) + 1  # numbered as in the full pipeline
-            pass_ = (options or {}).get(name) or get_pass(name)()
+            pass_ = (options or {}).get(name) or make_pass(name, arch)
             before = str(target) if observer else ""
             if progress:
                 progress(name, False)
@@ -181,17 +194,22 @@ def lower(
 
 
 def apply_passes(
-    module: ModuleOp, names: list[str], ctx: Context, memo: bool | None = None
+    module: ModuleOp,
+    names: list[str],
+    ctx: Context,
+    memo: bool | None = None,
+    arch: str | None = None,
 ) -> None:
-    """Apply the passes ``names`` with their defaults (no verification between them); the
-    per-kernel ones to one kernel of each structure, copied (``lower_each_kernel_once``)."""
+    """Apply the passes ``names`` with their defaults for ``arch`` (no verification between
+    them); the per-kernel ones to one kernel of each structure, copied
+    (``lower_each_kernel_once``)."""
     per_kernel = _per_kernel_tail(names) if _memo(memo) else []
     for name in names[: len(names) - len(per_kernel)]:
-        apply_pass(get_pass(name)(), ctx, module, verify=None)
+        apply_pass(make_pass(name, arch), ctx, module, verify=None)
 
     def run(target: ModuleOp) -> None:
         for name in per_kernel:
-            apply_pass(get_pass(name)(), ctx, target, verify=None)
+            apply_pass(make_pass(name, arch), ctx, target, verify=None)
 
     if per_kernel and not lower_each_kernel_once(module, run):
         run(module)
@@ -255,6 +273,7 @@ def compile_fitting(
     *,
     compile_module: Callable | None = None,
     memo: bool | None = None,
+    arch: str | None = None,
 ):
     """Lower ``module`` to the kernel level and compile it with ``compile_module`` (the
     kernel-level module → an object with ``.resources[name].spills``, e.g. a
@@ -262,26 +281,26 @@ def compile_fitting(
     a fused kernel that spills registers is split at the tile level
     (``chunk-reduce{kernels=.. chunks=1}``: its reduction becomes a kernel of its own) and
     the program compiled again, up to ``rounds`` times. Returns (the kernel-level module,
-    the compiled object, the names of the kernels that were split). ``memo``: as in
-    ``lower``."""
+    the compiled object, the names of the kernels that were split). ``memo`` and
+    ``arch``: as in ``lower``."""
     from deplodock.backends.cuda.emit import emit_cuda
 
     ctx = make_context()
-    lower(module, to="loop", memo=memo)
+    lower(module, to="loop", memo=memo, arch=arch)
     rest = passes_between("loop", "kernel")
     first, rest = rest[0], rest[1:]  # tileify: after it, kernels have only free axes
-    get_pass(first)().apply(ctx, module)
+    make_pass(first, arch).apply(ctx, module)
     split: list[str] = []
     for _ in range(rounds + 1):
         lowered = module.clone()
-        apply_passes(lowered, rest, ctx, memo=memo)
+        apply_passes(lowered, rest, ctx, memo=memo, arch=arch)
         lowered.verify()
         compiled = compile_module(lowered) if compile_module else compile_source(emit_cuda(lowered))
         spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
         if not spilling:
             break
         before = str(module)
-        get_pass("chunk-reduce")(chunks=1, kernels=tuple(spilling)).apply(ctx, module)
+        make_pass("chunk-reduce", arch, chunks=1, kernels=tuple(spilling)).apply(ctx, module)
         module.verify()
         if str(module) == before:
             break  # nothing splittable: keep what compiled
@@ -300,5 +319,5 @@ def compile_program(module: ModuleOp, arch: str = "sm_90", *, cache=None):
     def compile_module(lowered: ModuleOp) -> CompiledProgram:
         return CompiledProgram(lowered, arch=arch, cache=cache)
 
-    _, program, _ = compile_fitting(module, compile_module=compile_module)
+    _, program, _ = compile_fitting(module, compile_module=compile_module, arch=arch)
     return program

@@ -25,6 +25,8 @@ import numpy as np
 import torch
 from cuda.bindings import driver as _cu
 
+from deplodock.target import TARGETS, Target, register_target
+
 from .nvrtc import CompiledKernels, CompiledModule, KernelResources
 
 __all__ = [
@@ -64,10 +66,33 @@ def gpu_available() -> bool:
 
 
 def current_arch(device: int | None = None) -> str:
-    """The real architecture of a device, e.g. ``"sm_90"``, as ``compile_cuda`` wants it."""
+    """The real architecture of a device, e.g. ``"sm_90"``, as ``compile_cuda`` wants it.
+    One ``deplodock.target`` has no entry for (a newer GPU) is described from the
+    device itself and registered (``device_target``), so the passes can plan for it."""
     _require_gpu()
     major, minor = torch.cuda.get_device_capability(device)
-    return f"sm_{major}{minor}"
+    arch = f"sm_{major}{minor}"
+    if arch not in TARGETS:
+        register_target(device_target(device))
+    return arch
+
+
+def device_target(device: int | None = None) -> Target:
+    """A ``Target`` from what the device reports: its SM count and the shared memory a
+    block may opt in to; the rates of the newest described target (not measured)."""
+    _require_gpu()
+    props = torch.cuda.get_device_properties(device)
+    major, minor = props.major, props.minor
+    known = max(TARGETS.values(), key=lambda t: (t.sm, t.measured))
+    shared = getattr(props, "shared_memory_per_block_optin", 0) or known.shared_bytes
+    return dataclasses.replace(
+        known,
+        arch=f"sm_{major}{minor}",
+        part=props.name,
+        sm_count=props.multi_processor_count,
+        shared_bytes=shared,
+        measured=False,
+    )
 
 
 class LoadedModule:

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
 from deplodock.passes.tile.double_buffer import refilled_stages
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 
-def copies_async(stage: tile.StageOp, sm: int, narrow: bool = False) -> bool:
+def copies_async(stage: tile.StageOp, target: Target, narrow: bool = False) -> bool:
     """Cost function: a double-buffered slab on a target with cp.async, stored in the
     source's order (16-byte copies). A transposed slab would be copied 4 bytes at a time,
     measured slower than register prefetch (session 3, square 4096: 3947 vs 3031 us
@@ -40,7 +40,7 @@ def copies_async(stage: tile.StageOp, sm: int, narrow: bool = False) -> bool:
     ``cp.async`` copies 4, 8 or 16 bytes, so a half-precision element alone cannot go."""
     return (
         stage.buffer_count == 2
-        and sm >= 80
+        and target.cp_async
         and stage.element_bytes >= 4
         and (narrow or not stage.is_transposed)
     )
@@ -52,18 +52,16 @@ class AsyncCopy(ModulePass):
 
     name = "async-copy"
 
-    arch: str = "sm_90"
-    """The target; cp.async needs sm_80 or later."""
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``); cp.async needs sm_80 or later."""
 
     narrow: bool = False
     """Also transposed slabs, copied 4 bytes at a time (slower; tests)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not self.arch.startswith("sm_") or not self.arch[3:5].isdigit():
-            raise DiagnosticException(f"async-copy: arch={self.arch!r} is not like sm_90")
-        sm = int(self.arch[3:5])
+        target = pass_target(self.name, self.arch)
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             for _, stages in refilled_stages(kernel):
                 for stage in stages:
-                    if copies_async(stage, sm, self.narrow):
+                    if copies_async(stage, target, self.narrow):
                         stage.async_ = UnitAttr()

@@ -47,22 +47,24 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from deplodock.dialects import loop, tile
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.dialects.tile import NUM_SMS
+from deplodock.target import DEFAULT_ARCH, Target, pass_target, target_for
 
-TARGET_BLOCKS = 4 * NUM_SMS  # rows x chunks to aim for: a few waves of blocks
+WAVES = 4  # rows x chunks to aim for: this many blocks per SM, a few waves
 MIN_CHUNKED_ROW = 32 * 1024  # shorter rows are one block's work
 MIN_CHUNK = 4096  # elements a chunk keeps: two float4 loads per thread of 256, and more
 
 
-def chunks_for(rows: int, extent: int) -> int:
+def chunks_for(rows: int, extent: int, target: Target | None = None) -> int:
     """Cost function: chunks per row; 1 (leave it) unless the rows alone cannot fill the
-    GPU and a row is long, then the power of two dividing the row that brings rows x
-    chunks to ``TARGET_BLOCKS`` without a chunk falling below ``MIN_CHUNK``."""
-    if rows >= NUM_SMS or extent < MIN_CHUNKED_ROW:
+    GPU (``target``'s SMs; None: sm_90) and a row is long, then the power of two dividing
+    the row that brings rows x chunks to ``WAVES`` blocks an SM without a chunk falling
+    below ``MIN_CHUNK``."""
+    target = target or target_for()
+    if rows >= target.sm_count or extent < MIN_CHUNKED_ROW:
         return 1
     chunks = 1
     while (
-        rows * chunks < TARGET_BLOCKS
+        rows * chunks < WAVES * target.sm_count
         and extent % (2 * chunks) == 0
         and extent // (2 * chunks) >= MIN_CHUNK
     ):
@@ -269,8 +271,12 @@ class ChunkReduce(ModulePass):
     """Only these kernels, split even with ``chunks=1``: the reduction moves into a kernel
     of its own (how ``compile_fitting`` splits a fused kernel that spills)."""
 
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``) whose SMs the chunks are to fill."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         del ctx
+        target = pass_target(self.name, self.arch)
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             if self.kernels and kernel.sym_name.data not in self.kernels:
                 continue
@@ -286,7 +292,7 @@ class ChunkReduce(ModulePass):
             rows = 1
             for _, extent, _ in kernel.axes:
                 rows *= extent
-            chunks = self.chunks or chunks_for(rows, reduces[0].extent)
+            chunks = self.chunks or chunks_for(rows, reduces[0].extent, target)
             wanted = chunks > 1 or bool(self.kernels)
             if wanted and reduces[0].extent % chunks == 0:
                 split(kernel, reduces[0], chunks)

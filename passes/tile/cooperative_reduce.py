@@ -47,7 +47,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.dialects.tile import NUM_SMS, WARP
+from deplodock.dialects.tile import WARP
+from deplodock.target import DEFAULT_ARCH, Target, pass_target, target_for
 
 DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
 LONG_ROW = 256  # a contraction this long is worth a block of threads per output
@@ -72,7 +73,11 @@ def parallel_extent(kernel: tile.KernelOp) -> int:
 
 
 def cooperation_threads(
-    reduce_extent: int, parallel: int, contraction: bool = False, reductions: int = 1
+    reduce_extent: int,
+    parallel: int,
+    contraction: bool = False,
+    reductions: int = 1,
+    target: Target | None = None,
 ) -> int:
     """Cost function: threads per row when cooperation pays, else 0.
 
@@ -90,15 +95,17 @@ def cooperation_threads(
 
     A *contraction* (a matmul: its reduce reads an input shared by other outputs, so a
     thread could reuse it) keeps one output per thread unless the row is long
-    (``LONG_ROW``) or there are too few outputs to give every SM a block (``NUM_SMS``);
-    its real schedules (register tiles) are the matmul passes' business.
+    (``LONG_ROW``) or there are too few outputs to give every SM of ``target`` (None:
+    sm_90) a block; its real schedules (register tiles) are the matmul passes' business.
     """
+    target = target or target_for()
     if reduce_extent < MIN_COOPERATIVE_ROW:
         return 0
     if contraction:
         if reduce_extent >= LONG_ROW:
             return DEFAULT_THREADS
-        return min(DEFAULT_THREADS, _pow2_floor(reduce_extent)) if parallel < NUM_SMS else 0
+        few = parallel < target.sm_count
+        return min(DEFAULT_THREADS, _pow2_floor(reduce_extent)) if few else 0
     share = _pow2_floor(max(1, reduce_extent // (ELEMENTS_PER_THREAD * min(reductions, 2))))
     return _even_shares(reduce_extent, max(WARP, min(DEFAULT_THREADS, share)))
 
@@ -157,9 +164,10 @@ def _writes_memory(op: Operation) -> bool:
 class CooperateOnRows(RewritePattern):
     """Add a thread axis and deal each top-level loop's iterations out over it."""
 
-    def __init__(self, threads: int = 0, force: bool = False):
+    def __init__(self, threads: int = 0, force: bool = False, target: Target | None = None):
         self.threads = threads
         self.force = force
+        self.target = target
 
     def _decide(self, op: tile.KernelOp) -> int:
         reduces = top_level_reduces(op)
@@ -174,7 +182,7 @@ class CooperateOnRows(RewritePattern):
         loops = [o for o in op.body.block.ops if isinstance(o, loop.ForOp)]
         longest = max(r.extent for r in loops)
         chosen = cooperation_threads(
-            longest, parallel_extent(op), is_contraction(op, reduces), len(reduces)
+            longest, parallel_extent(op), is_contraction(op, reduces), len(reduces), self.target
         )
         if self.force and not chosen:
             chosen = min(DEFAULT_THREADS, max(32, _pow2_floor(longest)))
@@ -275,6 +283,9 @@ class CooperativeReduce(ModulePass):
     force: bool = False
     """Cooperate on every kernel with a top-level reduce, whatever the cost function says."""
 
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``) whose SMs the blocks are to fill."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.threads and (self.threads & (self.threads - 1) or self.threads > 1024):
             raise DiagnosticException(
@@ -282,7 +293,8 @@ class CooperativeReduce(ModulePass):
             )
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [CooperateOnRows(self.threads, self.force)], dce_enabled=False
+                [CooperateOnRows(self.threads, self.force, pass_target(self.name, self.arch))],
+                dce_enabled=False,
             ),
             apply_recursively=False,
         ).rewrite_module(op)

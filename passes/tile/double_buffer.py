@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import IntAttr, ModuleOp
 from xdsl.passes import ModulePass
 
 from deplodock.dialects import loop, tile
+from deplodock.target import DEFAULT_ARCH, Target, pass_target, target_for
 
 DEFAULT_MAX_BYTES = 96 * 1024  # two blocks of the largest tiles still share an SM
 
@@ -39,9 +40,14 @@ def refilled_stages(kernel: tile.KernelOp) -> list[tuple[loop.ForOp, list[tile.S
 
 
 def buffers_for(
-    kernel: tile.KernelOp, for_op: loop.ForOp, max_bytes: int, always: bool = False
+    kernel: tile.KernelOp,
+    for_op: loop.ForOp,
+    max_bytes: int,
+    always: bool = False,
+    target: Target | None = None,
 ) -> int:
-    """Cost function: 2 when the loop's slabs, doubled, fit ``max_bytes``, else 1.
+    """Cost function: 2 when the loop's slabs, doubled, fit ``max_bytes`` (and the
+    target's shared memory a block), else 1.
 
     A second copy lets the copy of chunk ``k + 1`` overlap chunk ``k``'s compute
     (``pipeline-k-outer``): by ``cp.async`` for slabs in the source's order, by register
@@ -52,11 +58,16 @@ def buffers_for(
     slabs are stored both ways (``torch.matmul``'s ``x[m, k] @ w[k, n]``: x transposed, w
     in the source's order) lost with register prefetch for both (session 4: square 4096
     3030 -> 4058 us) but gains with cp.async for ``w`` beside it (session 6: 3034 ->
-    2969 us, K chunk 16), which ``async-copy`` gives it on sm_80 and later (on an older
-    target both slabs fall back to register prefetch). ``always``:
-    double them anyway, and even a loop of one chunk (tests)."""
+    2969 us, K chunk 16), which ``async-copy`` gives it on sm_80 and later: on a target
+    without cp.async (sm_75) both would be register prefetch, so such a loop stays single.
+    ``always``: double them anyway, and even a loop of one chunk (tests)."""
+    target = target or target_for()
     if not always and for_op.extent < 2:
         return 1
+    stages = [s for s in for_op.body.block.ops if isinstance(s, tile.StageOp)]
+    if not always and not target.cp_async and {s.is_transposed for s in stages} == {True, False}:
+        return 1
+    max_bytes = min(max_bytes, target.shared_bytes)
     total = sum(s.size_bytes() for s in kernel.walk() if isinstance(s, tile.StageOp))
     extra = sum(s.size_bytes() for s in for_op.body.block.ops if isinstance(s, tile.StageOp))
     return 2 if total + extra <= max_bytes else 1
@@ -74,11 +85,15 @@ class DoubleBuffer(ModulePass):
     always: bool = False
     """Double every refilled slab that fits, even in a loop of one chunk (tests)."""
 
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``): its shared memory, whether it has cp.async."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = pass_target(self.name, self.arch)
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             for for_op, stages in refilled_stages(kernel):
                 if any(s.buffer_count > 1 for s in stages):
                     continue  # decided before: idempotent
-                if buffers_for(kernel, for_op, self.max_bytes, self.always) == 2:
+                if buffers_for(kernel, for_op, self.max_bytes, self.always, target) == 2:
                     for stage in stages:
                         stage.buffers = IntAttr(2)

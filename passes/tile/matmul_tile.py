@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import DenseArrayBase, i64
 
 from deplodock.dialects import tile
+from deplodock.target import Target, target_for
 
 BLOCK_TILE = "block_tile"
 """Attribute of a register-tiled kernel: ``array<i64: Tm, Tn, BK>`` (see the docstring)."""
@@ -120,8 +121,8 @@ to a sweep of the generated kernels over block tile x K chunk x K splits on the 
 shapes of TinyLlama and Qwen2.5-7B (S = 32..512) and the 4096 products; the sweep, its
 data and the fit: ``docs/bench/h200-2026-11-30-s5/`` (``check_cost_model.py --fit``)."""
 
-SM_FLOPS = 51e12 / tile.NUM_SMS  # cuBLAS's fp32 GEMM rate on the H200, per SM
-HBM_BYTES_PER_S = 2.46e12  # what a partial-sum round trip streams at, fitted with the above
+HBM_BYTES_PER_S = 2.46e12  # what a partial-sum round trip streams at on the H200, fitted
+HBM_FIT_SHARE = HBM_BYTES_PER_S / 4.25e12  # of its copy bandwidth: other targets scale by it
 KERNEL_LAUNCH_S = 3e-6  # the combine kernel's launch and tail
 K_OVERHEAD = 14  # a block's fill of its first chunk and its epilogue, in K elements
 MIN_SPLIT_K = 128  # K a split keeps at least: 8+ chunks to pipeline over
@@ -143,14 +144,18 @@ def chunk_unroll(choice: MatmulTile) -> int | None:
     return choice.bk if whole else None
 
 
-def estimate_seconds(c: Candidate, m: int, n: int, k: int, batch: int, splits: int) -> float:
-    """The cost model: the busiest SM's blocks (whole blocks: wave quantisation), run
-    ``c.resident`` at a time, each round at the tile's efficiency for its count; plus, when
+def estimate_seconds(
+    c: Candidate, m: int, n: int, k: int, batch: int, splits: int, target: Target | None = None
+) -> float:
+    """The cost model on ``target`` (None: sm_90): the busiest SM's blocks (whole blocks:
+    wave quantisation), run ``c.resident`` at a time, each round at the tile's efficiency
+    for its count (an SM at ``target.sm_flops``, cuBLAS's fp32 rate on the H200); plus, when
     K is split, writing and re-reading the partial sums and one more launch."""
+    target = target or target_for()
     t = c.tile
     blocks = batch * splits * (m // t.block_m) * (n // t.block_n)
-    rounds, rest = divmod(-(-blocks // tile.NUM_SMS), c.resident)
-    block_s = 2 * t.block_m * t.block_n * (k // splits + K_OVERHEAD) / SM_FLOPS
+    rounds, rest = divmod(-(-blocks // target.sm_count), c.resident)
+    block_s = 2 * t.block_m * t.block_n * (k // splits + K_OVERHEAD) / target.sm_flops
 
     def efficiency(resident: int) -> float:
         return c.efficiency[min(resident, len(c.efficiency)) - 1]
@@ -159,7 +164,8 @@ def estimate_seconds(c: Candidate, m: int, n: int, k: int, batch: int, splits: i
     if rest:
         seconds += rest * block_s / efficiency(rest)
     if splits > 1:
-        seconds += 2 * 4 * splits * batch * m * n / HBM_BYTES_PER_S + KERNEL_LAUNCH_S
+        rate = HBM_BYTES_PER_S if target.measured else HBM_FIT_SHARE * target.bandwidth
+        seconds += 2 * 4 * splits * batch * m * n / rate + KERNEL_LAUNCH_S
     return seconds
 
 
@@ -175,21 +181,29 @@ def _fits(c: MatmulTile, m: int, n: int, k: int, splits: int) -> bool:
     )
 
 
-def _fills(c: Candidate, m: int, n: int, batch: int) -> bool:
+def _fills(c: Candidate, m: int, n: int, batch: int, target: Target) -> bool:
     """A capped candidate only for a grid that fills the block its cap makes room for:
     with fewer blocks the cap only costs (1-4% measured, session 5)."""
     blocks = batch * (m // c.tile.block_m) * (n // c.tile.block_n)
-    return not c.capped or blocks > (c.resident - 1) * tile.NUM_SMS
+    return not c.capped or blocks > (c.resident - 1) * target.sm_count
 
 
 def matmul_plan(
-    m: int, n: int, k: int, batch: int = 1, mixed: bool = False, split: bool = True
+    m: int,
+    n: int,
+    k: int,
+    batch: int = 1,
+    mixed: bool = False,
+    split: bool = True,
+    target: Target | None = None,
 ) -> tuple[MatmulTile, int] | None:
     """Cost function: the tile and the number of K splits (``split-matmul-k``) for an
     ``m x n`` output with reduction ``k`` (``batch`` independent such products; ``mixed``:
     operands stored both ways, ``register_tile.stored_both_ways``), the fastest by
     ``estimate_seconds``; None to leave the contraction to the default schedule (no tile
-    divides it). ``split=False``: no K split (a kernel that cannot)."""
+    divides it). ``split=False``: no K split (a kernel that cannot). ``target``: the GPU
+    (``deplodock.target``; None: sm_90), whose SM count and rate the estimate uses."""
+    target = target or target_for()
     best: tuple[float, int, MatmulTile, int] | None = None
     for rank, c in enumerate(CANDIDATES):
         splits = 1
@@ -198,18 +212,21 @@ def matmul_plan(
                 (c.batched or batch == 1)
                 and c.mixed in (None, mixed)
                 and _fits(c.tile, m, n, k, splits)
-                and _fills(c, m, n, batch * splits)
+                and _fills(c, m, n, batch * splits, target)
             ):
-                key = (estimate_seconds(c, m, n, k, batch, splits), rank, c.tile, splits)
+                seconds = estimate_seconds(c, m, n, k, batch, splits, target)
+                key = (seconds, rank, c.tile, splits)
                 if best is None or key[:2] < best[:2]:
                     best = key
             splits *= 2
     return (best[2], best[3]) if best is not None else None
 
 
-def matmul_tile(m: int, n: int, k: int, batch: int = 1, mixed: bool = False) -> MatmulTile | None:
+def matmul_tile(
+    m: int, n: int, k: int, batch: int = 1, mixed: bool = False, target: Target | None = None
+) -> MatmulTile | None:
     """The tile ``matmul_plan`` picks for a product that is not split."""
-    plan = matmul_plan(m, n, k, batch, mixed, split=False)
+    plan = matmul_plan(m, n, k, batch, mixed, split=False, target=target)
     return plan[0] if plan is not None else None
 
 

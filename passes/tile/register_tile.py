@@ -97,6 +97,7 @@ from deplodock.passes.tile.matmul_tile import (
     min_blocks_per_sm,
     planned_tile_of,
 )
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 ATTRIBUTE = "register_tile"
 """The tiled kernel's attribute: ``array<i64: TM, TN>``, the factors of its last two axes."""
@@ -179,7 +180,7 @@ def _factor(extent: int, factor: int, reused: bool) -> int:
 
 
 def tile_factors(
-    kernel: tile.KernelOp, tm: int, tn: int
+    kernel: tile.KernelOp, tm: int, tn: int, target: Target | None = None
 ) -> tuple[int, int, MatmulTile | None] | None:
     """Cost function: ``(TM, TN, block tile)`` for the last two axes of ``kernel``, or None
     to leave it.
@@ -209,7 +210,9 @@ def tile_factors(
             batch *= extent
         k_extent = max(r.extent for r in reduces)
         mixed = stored_both_ways(reduces)
-        choice = planned_tile_of(kernel) or matmul_tile(m_extent, n_extent, k_extent, batch, mixed)
+        choice = planned_tile_of(kernel) or matmul_tile(
+            m_extent, n_extent, k_extent, batch, mixed, target
+        )
         if choice is None:
             return None
         tm, tn = choice.tm, choice.tn
@@ -305,13 +308,16 @@ class _Jammer:
 class RegisterTileKernel(RewritePattern):
     """Unroll-and-jam the last two axes of a contraction kernel (see the module docstring)."""
 
-    def __init__(self, tm: int, tn: int, threads_m: int = 0, threads_n: int = 0):
+    def __init__(
+        self, tm: int, tn: int, threads_m: int = 0, threads_n: int = 0, target: Target | None = None
+    ):
         self.tm, self.tn = tm, tn
         self.threads = (threads_m, threads_n)
+        self.target = target
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
-        factors = tile_factors(op, self.tm, self.tn)
+        factors = tile_factors(op, self.tm, self.tn, self.target)
         if factors is None:
             return
         tm, tn, choice = factors
@@ -397,6 +403,9 @@ class RegisterTile(ModulePass):
 
     threads_n: int = 0
 
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``) the cost model chooses the tile for."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         by_model = self.tm == 0 and self.tn == 0
         if not by_model and (self.tm < 1 or self.tn < 1):
@@ -406,7 +415,15 @@ class RegisterTile(ModulePass):
             )
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [RegisterTileKernel(self.tm, self.tn, self.threads_m, self.threads_n)],
+                [
+                    RegisterTileKernel(
+                        self.tm,
+                        self.tn,
+                        self.threads_m,
+                        self.threads_n,
+                        pass_target(self.name, self.arch),
+                    )
+                ],
                 dce_enabled=False,
             ),
             apply_recursively=False,

@@ -55,11 +55,14 @@ from deplodock.passes.tile.register_tile import (
     shares_loads_across,
     stored_both_ways,
 )
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 
-def split_plan(kernel: tile.KernelOp, splits: int = 0) -> tuple[loop.ForOp, MatmulTile, int] | None:
+def split_plan(
+    kernel: tile.KernelOp, splits: int = 0, target: Target | None = None
+) -> tuple[loop.ForOp, MatmulTile, int] | None:
     """Cost function: (the K loop, the tile, the splits) when ``kernel``'s K is worth
-    splitting, else None."""
+    splitting on ``target`` (None: sm_90), else None."""
     axes = kernel.axes
     if len(axes) < 2 or any(b != "free" for _, _, b in axes):
         return None
@@ -77,7 +80,8 @@ def split_plan(kernel: tile.KernelOp, splits: int = 0) -> tuple[loop.ForOp, Matm
     batch = 1
     for _, extent, _ in axes[:-2]:
         batch *= extent
-    plan = matmul_plan(m_extent, n_extent, reduce.extent, batch, stored_both_ways(reduces))
+    mixed = stored_both_ways(reduces)
+    plan = matmul_plan(m_extent, n_extent, reduce.extent, batch, mixed, target=target)
     if plan is None:
         return None
     choice, chosen = plan
@@ -97,11 +101,15 @@ class SplitMatmulK(ModulePass):
     splits: int = 0
     """K splits for every qualifying matmul (0: the cost model's; 1: none)."""
 
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``) the cost model prices the splits on."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.splits < 0:
             raise DiagnosticException(f"split-matmul-k: splits={self.splits} must be >= 0")
+        target = pass_target(self.name, self.arch)
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            plan = split_plan(kernel, self.splits)
+            plan = split_plan(kernel, self.splits, target)
             if plan is None:
                 continue
             reduce, choice, splits = plan

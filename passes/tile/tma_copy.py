@@ -39,21 +39,19 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.kernel import TMA_ALIGNMENT, tma_box_rule
 from deplodock.passes.tile.double_buffer import refilled_stages
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
-TMA_MIN_SM = 90
 
-
-def copies_by_tma(stage: tile.StageOp, sm: int, for_op: loop.ForOp | None = None) -> bool:
+def copies_by_tma(stage: tile.StageOp, target: Target, for_op: loop.ForOp | None = None) -> bool:
     """Cost function: a slab TMA can fill and that gains from it: sm_90+, double-buffered
     in a loop of two or more chunks (the copy of the next chunk overlaps the compute),
     stored in the source's order without pad, a box within TMA's rules and a multiple of
     128 bytes (each buffer starts aligned)."""
-    if sm < TMA_MIN_SM or stage.buffer_count != 2 or stage.is_transposed or stage.padding:
+    if not target.tma or stage.buffer_count != 2 or stage.is_transposed or stage.padding:
         return False
     if for_op is not None and for_op.extent < 2:
         return False
@@ -65,12 +63,6 @@ def copies_by_tma(stage: tile.StageOp, sm: int, for_op: loop.ForOp | None = None
     return stage.size_bytes() // 2 % TMA_ALIGNMENT == 0
 
 
-def sm_of(pass_name: str, arch: str) -> int:
-    if not arch.startswith("sm_") or not arch[3:5].isdigit():
-        raise DiagnosticException(f"{pass_name}: arch={arch!r} is not like sm_90")
-    return int(arch[3:5])
-
-
 @dataclass(frozen=True)
 class TmaCopy(ModulePass):
     """Mark double-buffered slabs for TMA fills (see ``copies_by_tma``); off unless
@@ -78,19 +70,19 @@ class TmaCopy(ModulePass):
 
     name = "tma-copy"
 
-    arch: str = "sm_90"
-    """The target; TMA needs sm_90 or later."""
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``); TMA needs sm_90 or later."""
 
     enable: bool = False
     """Off by default: not yet measured faster than cp.async (see the module docstring)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        sm = sm_of(self.name, self.arch)
+        target = pass_target(self.name, self.arch)
         if not self.enable:
             return
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             for for_op, stages in refilled_stages(kernel):
-                if all(copies_by_tma(stage, sm, for_op) for stage in stages):
+                if all(copies_by_tma(stage, target, for_op) for stage in stages):
                     for stage in stages:
                         stage.async_ = None
                         stage.tma = UnitAttr()

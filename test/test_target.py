@@ -1,0 +1,95 @@
+"""The target (``deplodock.target``): every described arch gets the schedules its
+features and sizes allow, compiles NVRTC-clean, and an unknown arch is refused first."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from deplodock.backends.cuda.emit import emit_kernel_sources
+from deplodock.backends.cuda.nvrtc import compile_kernels
+from deplodock.cli import main
+from deplodock.frontends.export import export_module, import_program
+from deplodock.passes.tile.matmul_tile import matmul_plan
+from deplodock.pipeline import lower
+from deplodock.target import TARGETS, UnknownTarget, target_for
+
+ARCHS = [a for a in TARGETS if a != "sm_90a"]
+
+
+class _Block(torch.nn.Module):
+    """torch.matmul's operands stored both ways (the mixed rotation: cp.async where the
+    target has it), then a softmax (a cooperative row reduction)."""
+
+    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(torch.matmul(x, w), dim=-1)
+
+
+def _lowered(arch: str, to: str = "kernel"):
+    args = (torch.randn(512, 512), torch.randn(512, 512))
+    module = import_program(export_module(_Block(), args, "block")).module
+    return lower(module, to=to, arch=arch)
+
+
+def test_an_unknown_arch_is_an_error_naming_the_known_ones() -> None:
+    with pytest.raises(UnknownTarget, match="sm_75, sm_80, sm_86, sm_89, sm_90"):
+        target_for("sm_100")
+    assert target_for(None) is TARGETS["sm_90"]
+
+
+def test_the_cli_refuses_an_unknown_arch(capsys) -> None:
+    assert main(["compile", "-c", "torch.relu(torch.randn(8))", "--arch", "sm_61"]) == 1
+    assert "unknown CUDA architecture 'sm_61'" in capsys.readouterr().err
+
+
+def test_a_pass_option_names_an_unknown_arch(tmp_path) -> None:
+    found = Path(sys.executable).parent / "deplo-opt"
+    tool = str(found) if found.exists() else shutil.which("deplo-opt")
+    source = tmp_path / "m.mlir"
+    source.write_text("func.func @forward() {\n  func.return\n}\n")
+    done = subprocess.run(
+        [tool, str(source), "-p", "async-copy{arch=sm_7}"], capture_output=True, text=True
+    )
+    assert done.returncode == 1, done.stderr
+    assert "async-copy: unknown CUDA architecture 'sm_7'" in done.stderr
+
+
+def test_features_follow_the_arch() -> None:
+    t75, t80, t90, t90a = (target_for(a) for a in ("sm_75", "sm_80", "sm_90", "sm_90a"))
+    assert not t75.cp_async and t80.cp_async and not t80.tma and t90.tma
+    assert t90a.wgmma and not t90.wgmma
+    assert t75.shared_bytes < t80.shared_bytes < t90.shared_bytes
+
+
+def test_the_matmul_plan_follows_the_sm_count() -> None:
+    """A product of few output tiles splits K to fill the SMs: fewer splits on the T4's
+    40 SMs than on the H200's 132."""
+    for shape in ((32, 2048, 5632), (256, 256, 8192), (512, 512, 4096)):
+        on_h200 = matmul_plan(*shape, target=target_for("sm_90"))
+        on_t4 = matmul_plan(*shape, target=target_for("sm_75"))
+        assert on_h200 is not None and on_t4 is not None
+        assert on_t4[1] < on_h200[1], shape
+
+
+def test_sm_75_has_no_async_copies_and_no_mixed_double_buffer() -> None:
+    """Without cp.async a loop whose slabs are stored both ways would be all register
+    prefetch, measured a loss: it stays single-buffered. sm_80 and sm_90 double it and
+    fill the source-order slab with cp.async."""
+    old = str(_lowered("sm_75", to="tile"))
+    new = str(_lowered("sm_80", to="tile"))
+    assert "async" not in old and "buffers 2" not in old
+    assert "async" in new and "buffers 2" in new
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_target_compiles_nvrtc_clean(arch) -> None:
+    sources = emit_kernel_sources(_lowered(arch))
+    text = "".join(sources.values())
+    assert ("cp.async" in text) == target_for(arch).cp_async
+    compiled = compile_kernels(sources, arch=arch, cache=False)
+    assert compiled.resources and not any(r.spills for r in compiled.resources.values())
