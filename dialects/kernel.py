@@ -105,7 +105,13 @@ from deplodock.dialects.loop import (
     verify_vector,
 )
 from deplodock.dialects.scope import check_block
-from deplodock.dialects.tile import verify_schedule_attributes
+from deplodock.dialects.tile import min_blocks_per_sm, verify_schedule_attributes
+from deplodock.dialects.tma import (
+    TMA_ALIGNMENT,
+    TMA_MAX_TX_BYTES,
+    swizzle_repeat,
+    tma_box_rule,
+)
 from deplodock.target import MAX_SHARED_BYTES
 
 MAX_THREADS_PER_BLOCK = 1024
@@ -115,21 +121,6 @@ WARP = 32
 STATIC_SHARED_BYTES = 48 * 1024  # above this CUDA needs dynamic shared memory
 SHARED_ALIGNMENT = 16  # bytes; every shared array may be read 16 bytes at a time
 MAX_SHARED_ALIGNMENT = 1024
-TMA_ALIGNMENT = 128  # bytes: a TMA copy's shared destination (and each piece of it)
-TMA_MAX_BOX = 256  # elements: the most a TMA box spans in one dimension
-TMA_MAX_RANK = 5
-TMA_GLOBAL_ALIGNMENT = 16  # bytes: a TMA source's address and strides
-TMA_MAX_TX_BYTES = (1 << 20) - 1  # an mbarrier's transaction count
-SWIZZLE_SPANS = (128,)  # bytes: the TMA swizzle modes modelled (SWIZZLE_128B)
-SWIZZLE_CHUNK = 16  # bytes: the unit a swizzle moves
-
-
-def swizzle_repeat(swizzle: int) -> int:
-    """Bytes after which a swizzle pattern repeats (128B: 8 rows of 128 bytes); a
-    swizzled box starts at a multiple of it, so the pattern starts with its first row."""
-    return swizzle * (swizzle // SWIZZLE_CHUNK)
-
-
 DIMS = ("x", "y", "z")
 
 
@@ -176,6 +167,12 @@ class KernelOp(IRDLOperation):
     @property
     def grid_shape(self) -> tuple[int, int, int]:
         return tuple(v.data for v in self.grid.data)  # type: ignore[return-value]
+
+    @property
+    def min_blocks_per_sm(self) -> int | None:
+        """The ``__launch_bounds__`` minimum of blocks per SM (``tile.min_blocks_per_sm``:
+        the cost model's, for a register-tiled kernel), or None for none."""
+        return min_blocks_per_sm(self)
 
     @property
     def block_shape(self) -> tuple[int, int, int]:
@@ -1042,43 +1039,6 @@ def _multiple_of(expr: AffineExpr, n: int) -> bool:
                     g = math.gcd(factor.value, n)
                     return g == n or _multiple_of(other, n // g)
     return False
-
-
-def tma_box_rule(
-    box: Sequence[int], element_bytes: int, source_shape: Sequence[int], swizzle: int | None
-) -> str | None:
-    """What a TMA box of ``box`` (source order) over a dense row-major source of
-    ``source_shape`` breaks, or None: the rules ``cuTensorMapEncodeTiled`` holds."""
-    if not 1 <= len(box) <= min(TMA_MAX_RANK, len(source_shape)):
-        return (
-            f"a box of rank {len(box)} over a source of rank {len(source_shape)} "
-            f"(TMA copies boxes of rank 1 to {TMA_MAX_RANK})"
-        )
-    if len(source_shape) > TMA_MAX_RANK:
-        return (
-            f"a source of rank {len(source_shape)} (TMA maps tensors of rank up to {TMA_MAX_RANK})"
-        )
-    for extent in box:
-        if not 1 <= extent <= TMA_MAX_BOX:
-            return f"box extent {extent} is outside TMA's 1 to {TMA_MAX_BOX}"
-    row = box[-1] * element_bytes
-    if row % 16:
-        return f"the box's inner row is {row} bytes, not a multiple of 16"
-    if swizzle is not None:
-        if swizzle not in SWIZZLE_SPANS:
-            spans = ", ".join(map(str, SWIZZLE_SPANS))
-            return f"swizzle {swizzle}: the swizzle modes modelled are {spans} bytes"
-        if row > swizzle:
-            return f"the box's inner row is {row} bytes, wider than the {swizzle}-byte swizzle span"
-    stride = element_bytes
-    for extent in reversed(source_shape[1:]):
-        stride *= extent
-        if stride % TMA_GLOBAL_ALIGNMENT:
-            return (
-                f"a source stride of {stride} bytes, not a multiple of {TMA_GLOBAL_ALIGNMENT} "
-                "(TMA's global strides)"
-            )
-    return None
 
 
 @irdl_op_definition

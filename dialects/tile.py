@@ -92,6 +92,7 @@ from deplodock.dialects.loop import (
     verify_vector,
 )
 from deplodock.dialects.scope import check_block
+from deplodock.dialects.tma import SWIZZLE_CHUNK, SWIZZLE_SPANS, TMA_ALIGNMENT, tma_box_rule
 from deplodock.target import MAX_SHARED_BYTES
 
 BINDINGS = ("free", "thread", "block")
@@ -238,16 +239,37 @@ class KernelOp(IRDLOperation):
         return op
 
 
+MATMUL_TILE = "matmul_tile"  # split-matmul-k's plan for register-tile's kernel of partials
+BLOCK_TILE = "block_tile"  # the cost model's block tile: chunk-matmul-k, blockify-launch
+REGISTER_TILE = "register_tile"  # register-tile's factors: the kernel is register-tiled
+CHUNK_UNROLL = "chunk_unroll"  # K steps of a chunk mark-unroll unrolls
+MIN_BLOCKS_PER_SM = "min_blocks_per_sm"  # the emitter's __launch_bounds__ minimum
+
 SCHEDULE_ATTRIBUTES: dict[str, tuple[int, str]] = {
-    "matmul_tile": (5, "Tm, Tn, threads along M, threads along N, BK"),
-    "block_tile": (3, "threads along M, threads along N, BK"),
-    "register_tile": (2, "Tm, Tn"),
-    "chunk_unroll": (1, "K steps"),
-    "min_blocks_per_sm": (1, "blocks"),
+    MATMUL_TILE: (5, "Tm, Tn, threads along M, threads along N, BK"),
+    BLOCK_TILE: (3, "threads along M, threads along N, BK"),
+    REGISTER_TILE: (2, "Tm, Tn"),
+    CHUNK_UNROLL: (1, "K steps"),
+    MIN_BLOCKS_PER_SM: (1, "blocks"),
 }
 """The schedule decisions the tile passes leave on a kernel (``matmul_tile.py``,
 ``register_tile.py``) for later passes and the emitter: name → (count of positive
-integers, what they are)."""
+integers, what they are). Passes name them by these constants, never by their spelling."""
+
+
+def is_register_tiled(op: Operation) -> bool:
+    """Whether ``register-tile`` gave each thread of the kernel ``op`` a tile of outputs
+    (its K loop is then the matmul passes' business, not the reduction passes')."""
+    return REGISTER_TILE in op.attributes
+
+
+def min_blocks_per_sm(op: Operation) -> int | None:
+    """The blocks per SM the kernel's ``__launch_bounds__`` asks for: the cost model's
+    ``min_blocks_per_sm`` (1 when it left none) for a register-tiled kernel, else None."""
+    if not is_register_tiled(op):
+        return None
+    wanted = op.attributes.get(MIN_BLOCKS_PER_SM)
+    return wanted.value.data if isinstance(wanted, IntegerAttr) else 1
 
 
 def verify_schedule_attributes(op: Operation) -> None:
@@ -495,7 +517,7 @@ class StageOp(IRDLOperation):
     stored type from box, transpose, pad and split, and that all slabs of the kernel fit
     the target's shared memory. A ``tma`` slab is double-buffered, stored in the source's
     order and dense (no transpose, no pad: TMA writes a box as it lies), not ``async``
-    too, within TMA's box rules (``kernel.tma_box_rule``: extents up to 256, an inner row
+    too, within TMA's box rules (``tma.tma_box_rule``: extents up to 256, an inner row
     of a multiple of 16 bytes, the source's strides multiples of 16 bytes) and a multiple
     of 128 bytes (so its second buffer, and each piece, starts aligned); ``split`` needs
     ``tma``, divides the inner extent and keeps each piece's row a multiple of 16 bytes.
@@ -625,7 +647,6 @@ class StageOp(IRDLOperation):
     def swizzled_column(self, row: Any, column: Any) -> Any:
         """Where a swizzled row ``row`` keeps its element ``column`` (integer arrays): its
         16-byte chunk moves to ``chunk xor (row mod 8)``."""
-        from deplodock.dialects.kernel import SWIZZLE_CHUNK
 
         per_chunk = SWIZZLE_CHUNK // self.element_bytes
         lines = self.swizzle_bytes // SWIZZLE_CHUNK
@@ -707,7 +728,6 @@ class StageOp(IRDLOperation):
 
     def _verify_tma(self, src: MemRefType, box: Sequence[int]) -> None:
         """The rules of ``tma`` and ``split`` (see the class docstring)."""
-        from deplodock.dialects.kernel import TMA_ALIGNMENT, tma_box_rule
 
         width = self.split_width
         if self.split is not None and (not self.is_tma or width < 1 or box[-1] % width):
@@ -748,7 +768,6 @@ class StageOp(IRDLOperation):
             )
 
     def _verify_swizzle(self, box: Sequence[int], width: int) -> None:
-        from deplodock.dialects.kernel import SWIZZLE_CHUNK, SWIZZLE_SPANS
 
         swizzle = self.swizzle_bytes
         row = (width or box[-1]) * self.element_bytes

@@ -42,7 +42,7 @@ import importlib.util
 import operator
 import os
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,28 +54,29 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FloatAttr,
     IntegerAttr,
-    IntegerType,
     LocationAttr,
     ModuleOp,
     NoneType,
-    Signedness,
     StringAttr,
     TensorType,
-    bf16,
-    f16,
-    f32,
     f64,
-    i1,
-    i8,
-    i16,
-    i32,
     i64,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from deplodock.dialects.signature import (
+    ELEMENT_TYPES,
+    KIND_ATTR,
+    TARGET_ATTR,
+    GraphInput,
+    element_type,
+    graph_inputs,
+    graph_outputs,
+    torch_dtype,
+)
 from deplodock.dialects.torch import AtenOp, printed_names, site_location
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 
 __all__ = [
     "GraphInput",
@@ -91,20 +92,6 @@ __all__ = [
     "torch_dtype",
 ]
 
-KIND_ATTR = "torch.kind"
-TARGET_ATTR = "torch.target"
-
-
-@dataclass(frozen=True)
-class GraphInput:
-    """One argument of the imported function."""
-
-    name: str  # the SSA name the printer shows, e.g. "x", "p_weight"
-    kind: str  # "input" | "param" | "buffer" | "constant"
-    target: str | None  # the module's fully qualified parameter/buffer name; None for inputs
-    shape: tuple[int, ...]
-    dtype: torch.dtype
-
 
 @dataclass
 class ImportedProgram:
@@ -118,40 +105,6 @@ class ImportedProgram:
     def func(self) -> FuncOp:
         """The `func.func` holding the program."""
         return next(op for op in self.module.ops if isinstance(op, FuncOp))
-
-
-# ------------------------------------------------------------------------ dtypes
-
-_UI8 = IntegerType(8, Signedness.UNSIGNED)
-_ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
-    torch.float32: f32,
-    torch.float16: f16,
-    torch.bfloat16: bf16,
-    torch.float64: f64,
-    torch.int64: i64,
-    torch.int32: i32,
-    torch.int16: i16,
-    torch.int8: i8,
-    torch.uint8: _UI8,
-    torch.bool: i1,
-}
-_DTYPES: dict[Attribute, torch.dtype] = {v: k for k, v in _ELEMENT_TYPES.items()}
-
-
-def element_type(dtype: torch.dtype) -> Attribute:
-    """The builtin element type of a torch dtype (torch.bool → i1)."""
-    try:
-        return _ELEMENT_TYPES[dtype]
-    except KeyError:
-        raise UserInputError(f"unsupported tensor dtype {dtype}") from None
-
-
-def torch_dtype(element: Attribute) -> torch.dtype:
-    """The torch dtype of a builtin element type (inverse of `element_type`)."""
-    try:
-        return _DTYPES[element]
-    except KeyError:
-        raise ValueError(f"no torch dtype for element type {element}") from None
 
 
 # ------------------------------------------------------------ source locations
@@ -268,9 +221,9 @@ def _tensor_type(value: object, what: str) -> TensorType:
         if not isinstance(d, int):
             raise _Unsupported(f"{what} has a dynamic shape {tuple(value.shape)}")
         shape.append(d)
-    if value.dtype not in _ELEMENT_TYPES:
+    if value.dtype not in ELEMENT_TYPES:
         raise _Unsupported(f"{what} has unsupported dtype {value.dtype}")
-    return TensorType(_ELEMENT_TYPES[value.dtype], shape)
+    return TensorType(ELEMENT_TYPES[value.dtype], shape)
 
 
 def _scalar_attr(value: object, what: str) -> Attribute | None:
@@ -550,6 +503,7 @@ def to_core_aten(
     supported_targets``): its fused forms (sdpa, rms_norm, softmax, linear, silu) stay
     whole, and so does every op it already knows, so a program made only of those is
     returned as it is, not re-traced (its IR, and its kernels, are what they were)."""
+
     def foreign(node: torch.fx.Node) -> bool:
         target = node.target
         return (
@@ -612,7 +566,7 @@ def import_program(ep: torch.export.ExportedProgram, name: str = "forward") -> I
     )
     module = ModuleOp([func])
     module.verify()
-    names = _printed_names(func)
+    names = printed_names(func.body.blocks)
     return ImportedProgram(module, graph_inputs(func), [names[r] for r in results])
 
 
@@ -675,50 +629,3 @@ def _spelled_value(val: object) -> object:
     if val is None or isinstance(val, bool | int | float | str):
         return _spelled(val)
     return [type(val).__qualname__, str(val)]
-
-
-# -------------------------------------------------------------- reading back
-
-
-def _printed_names(func: FuncOp) -> dict[SSAValue, str]:
-    """The SSA names the xDSL printer gives the function's values (arguments, then each
-    op's results; see `deplodock.dialects.torch.printed_names`)."""
-    return printed_names(func.body.blocks)
-
-
-def graph_inputs(func: FuncOp, arg_names: Sequence[str] | None = None) -> list[GraphInput]:
-    """The arguments of an imported (or re-parsed) function, read from their types and
-    their `torch.kind` / `torch.target` attributes. `arg_names`: the arguments' printed
-    names when the caller has them (naming a whole model's values walks every op)."""
-    if arg_names is not None and len(arg_names) == len(func.args):
-        names = dict(zip(func.args, arg_names, strict=True))
-    else:
-        names = _printed_names(func)
-    attrs = func.arg_attrs.data if func.arg_attrs is not None else ()
-    inputs: list[GraphInput] = []
-    for i, arg in enumerate(func.args):
-        entry = attrs[i].data if i < len(attrs) else {}
-        kind = entry.get(KIND_ATTR)
-        target = entry.get(TARGET_ATTR)
-        ty = arg.type
-        if not isinstance(ty, TensorType):
-            raise ValueError(f"argument {names[arg]} of @{func.sym_name.data} is not a tensor")
-        inputs.append(
-            GraphInput(
-                name=names[arg],
-                kind=kind.data if isinstance(kind, StringAttr) else "input",
-                target=target.data if isinstance(target, StringAttr) else None,
-                shape=tuple(ty.get_shape()),
-                dtype=torch_dtype(ty.get_element_type()),
-            )
-        )
-    return inputs
-
-
-def graph_outputs(func: FuncOp) -> list[str]:
-    """The SSA names of the values the function returns."""
-    ret = func.get_return_op()
-    if ret is None:
-        return []
-    names = _printed_names(func)
-    return [names[v] for v in ret.arguments]

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 
 if TYPE_CHECKING:
     from xdsl.dialects.func import FuncOp

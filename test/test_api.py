@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 import deplodock
 from deplodock.backends.cuda.driver import gpu_available
 from deplodock.backends.cuda.runtime import InputError
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 from deplodock.pipeline import LEVELS, level_of
 
 needs_gpu = pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU")

@@ -19,7 +19,7 @@ from deplodock.backends.cuda.runtime import CompiledProgram
 from deplodock.bench import CaseResult, geomean_speedups, plan_timing, results_json, write_report
 from deplodock.bench_cases import GROUPS, Case, all_cases, select
 from deplodock.cli import main
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 from deplodock.frontends.export import graph_inputs, import_program
 from deplodock.pipeline import lower
 

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 import deplodock
 from deplodock.dialects import kernel
 from deplodock.dialects.interpreters.run import run_forward
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 from deplodock.pipeline import lower
 
 Program = Callable[..., object]

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 import deplodock
 from deplodock.dialects.interpreters.run import run_forward
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 from deplodock.pipeline import lower
 
 NAN, INF = float("nan"), float("inf")

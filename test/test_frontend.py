@@ -15,7 +15,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from deplodock.dialects.torch import AtenOp, Torch
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 from deplodock.frontends.export import (
     GraphInput,
     graph_inputs,

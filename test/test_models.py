@@ -22,7 +22,7 @@ import torch
 
 from deplodock.cli import main
 from deplodock.dialects.torch import AtenOp
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 from deplodock.frontends.export import graph_inputs, import_program
 from deplodock.frontends.models import (
     BUILTIN_CONFIGS,

@@ -58,7 +58,7 @@ import torch
 from torch.utils import _pytree as pytree
 from xdsl.dialects.builtin import ModuleOp
 
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 
 __all__ = ["Compiled", "capture", "compile", "compile_exported", "lower"]
 

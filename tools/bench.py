@@ -80,7 +80,7 @@ from typing import Any
 
 from deplodock.bench_cases import GROUPS, Case, select
 from deplodock.boundary import EXIT_NO_GPU
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 
 H200_COPY_BANDWIDTH = 4.25e12
 """Bytes per second (read + write counted) of a large device-to-device copy on the

@@ -35,7 +35,7 @@ from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 
 EXIT_USER_ERROR = 1
 EXIT_NO_GPU = 2

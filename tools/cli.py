@@ -59,7 +59,7 @@ from deplodock.boundary import (
     check_output_path,
     guarded,
 )
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 from deplodock.kernel_stats import (
     KernelStats,
     OpStats,

@@ -480,7 +480,7 @@ def _check_cuda(program: _Program, tensors: list[torch.Tensor], want, exact=None
 
 def check_sample(op, sample, device: str, levels: Sequence[str], timeout: float) -> SampleResult:
     """Capture, lower and run one sample; compare with eager."""
-    from deplodock.frontends.errors import UserInputError
+    from deplodock.errors import UserInputError
 
     try:
         with _deadline(timeout):

@@ -43,7 +43,7 @@ from deplodock.boundary import (
     verify_input,
 )
 from deplodock.dialects import project_dialects
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 from deplodock.passes import all_passes
 
 __all__ = ["DeploOptMain", "format_parse_error", "main"]

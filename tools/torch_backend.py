@@ -75,7 +75,7 @@ def deplodock_backend(
     ``DeplodockFallbackWarning`` saying why not."""
     from deplodock.api import Compiled, _default_arch, _import, capture
     from deplodock.backends.cuda.driver import gpu_available
-    from deplodock.frontends.errors import UserInputError
+    from deplodock.errors import UserInputError
     from deplodock.pipeline import compile_program, lower
 
     why = _dynamic(gm, example_inputs)

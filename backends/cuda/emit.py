@@ -378,20 +378,14 @@ def _fits_int_throughout(expr: AffineExpr, ranges: list[tuple[int, int] | None])
     return True
 
 
-REGISTER_TILED = "register_tile"  # the attribute register-tile leaves on a kernel
-MIN_BLOCKS = "min_blocks_per_sm"  # and the cost model's launch-bounds minimum beside it
-
-
 def _launch_bounds(op: kernel.KernelOp, threads: int) -> str:
     """``threads``, and for a register-tiled kernel the minimum blocks per SM the cost model
     chose (``min_blocks_per_sm``, default 1): with no minimum ptxas caps registers to keep
     several blocks resident and spills the tile (the TinyLlama gated MLP at 64 registers
     spilled; with a minimum of one it takes 85 and none), while a 128-thread 8 x 8 tile
     asked for 4 blocks fits them in 128 registers without spilling."""
-    if REGISTER_TILED not in op.attributes:
-        return str(threads)
-    wanted = op.attributes.get(MIN_BLOCKS)
-    return f"{threads}, {wanted.value.data if isinstance(wanted, IntegerAttr) else 1}"
+    wanted = op.min_blocks_per_sm
+    return str(threads) if wanted is None else f"{threads}, {wanted}"
 
 
 def _numel(type_: MemRefType) -> int:

@@ -281,7 +281,7 @@ def _tuple(shape: Sequence[int] | None) -> tuple[int, ...] | None:
 def _decode(key: str, data: bytes) -> ProgramEntry | None:
     """The entry in a file's bytes, or None if its header or hash is off (a JSON that
     checks out but does not fit raises; the caller reads both as a miss)."""
-    from deplodock.frontends.export import GraphInput
+    from deplodock.dialects.signature import GraphInput
 
     if len(data) < _HEADER.size:
         return None

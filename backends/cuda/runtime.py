@@ -59,8 +59,8 @@ from deplodock.backends.cuda.tensor_maps import (
     tensor_map_arguments,
 )
 from deplodock.dialects import kernel
+from deplodock.dialects.signature import GraphInput, graph_inputs, torch_dtype
 from deplodock.dialects.torch import printed_names
-from deplodock.frontends.export import GraphInput, graph_inputs, torch_dtype
 
 
 def forward_func(module: ModuleOp, entry: str = "forward") -> func.FuncOp:

@@ -71,6 +71,7 @@ from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import combine_op
 from deplodock.dialects.tile import WARP
 from deplodock.passes.kernel.stage_fills import fill_loop, index_constant, lower_buffered
+from deplodock.passes.kernel.tma_fills import lower_tma
 from deplodock.passes.tile.pipeline_k_outer import is_pipelined
 
 MAX_GRID_X = 2**31 - 1
@@ -307,9 +308,11 @@ class MaterializeKernel(RewritePattern):
                 if isinstance(s, tile.StageOp) and s.buffer_count == 2
             ]
             if buffered and tid is not None:
-                lower_buffered(
-                    for_op, buffered, tid, threads, _rotation(for_op, buffered), rewriter
-                )
+                mode = _rotation(for_op, buffered)
+                if mode == "tma":
+                    lower_tma(for_op, buffered, tid, rewriter)
+                else:
+                    lower_buffered(for_op, buffered, tid, threads, mode, rewriter)
         stages = [o for o in new_block.walk() if isinstance(o, tile.StageOp)]
         # Adjacent stages share their barriers: one before the first fill, one after the last.
         runs = [

@@ -283,13 +283,8 @@ def lower_buffered(
     rewriter: PatternRewriter,
 ) -> None:
     """Rotate a K loop with double-buffered slabs (see the module docstring): ``mode`` is
-    ``"sync"``, ``"prefetch"``, ``"async"``, ``"mixed"`` or ``"tma"``
-    (``tma_fills.lower_tma``)."""
-    if mode == "tma":
-        from deplodock.passes.kernel.tma_fills import lower_tma
-
-        lower_tma(for_op, stages, tid, rewriter)
-        return
+    ``"sync"``, ``"prefetch"``, ``"async"`` or ``"mixed"`` (a loop of ``tma`` slabs is
+    ``tma_fills.lower_tma``'s)."""
     if any(stage.swizzle_bytes for stage in stages):
         raise DiagnosticException(
             "materialize: a swizzled slab is filled by TMA only, in a pipelined loop of tma "

@@ -38,7 +38,7 @@ from xdsl.rewriter import InsertPoint
 
 from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.dialects.kernel import TMA_ALIGNMENT, swizzle_repeat
+from deplodock.dialects.tma import TMA_ALIGNMENT, swizzle_repeat
 from deplodock.passes.kernel.stage_fills import double_buffers, index_constant, next_chunk_guard
 
 

@@ -282,7 +282,7 @@ class ChunkReduce(ModulePass):
                 continue
             if any(binding != "free" for _, _, binding in kernel.axes):
                 continue
-            if "register_tile" in kernel.attributes:
+            if tile.is_register_tiled(kernel):
                 continue  # a tiled matmul: its K is split by split-matmul-k, if at all
             reduces = [
                 o for o in kernel.body.block.ops if isinstance(o, loop.ForOp) and o.is_reduce

@@ -173,7 +173,7 @@ class CooperateOnRows(RewritePattern):
         reduces = top_level_reduces(op)
         if not reduces or any(b == "thread" for _, _, b in op.axes):
             return 0
-        if "register_tile" in op.attributes:
+        if tile.is_register_tiled(op):
             return 0  # register-tile gave each thread a tile of outputs and its own K loop
         if has_cross_thread_hazard(op):
             return 0

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import DenseArrayBase, i64
 from deplodock.dialects import tile
 from deplodock.target import Target, target_for
 
-BLOCK_TILE = "block_tile"
+BLOCK_TILE = tile.BLOCK_TILE
 """Attribute of a register-tiled kernel: ``array<i64: Tm, Tn, BK>`` (see the docstring)."""
 
 DEFAULT_BK = 8  # 2 float4 loads of each operand row a chunk; 16 rows of 128 per block fill
@@ -230,7 +230,7 @@ def matmul_tile(
     return plan[0] if plan is not None else None
 
 
-PLANNED_TILE = "matmul_tile"
+PLANNED_TILE = tile.MATMUL_TILE
 """Attribute ``split-matmul-k`` leaves for ``register-tile``: ``array<i64: TM, TN, Tm, Tn,
 BK>``."""
 
@@ -248,11 +248,11 @@ def planned_tile_attr(choice: MatmulTile) -> DenseArrayBase:
     )
 
 
-CHUNK_UNROLL = "chunk_unroll"
+CHUNK_UNROLL = tile.CHUNK_UNROLL
 """Attribute ``register-tile`` leaves beside ``block_tile`` when ``chunk_unroll`` answers:
 the K steps of a chunk ``mark-unroll`` unrolls."""
 
-MIN_BLOCKS = "min_blocks_per_sm"
+MIN_BLOCKS = tile.MIN_BLOCKS_PER_SM
 """Attribute ``register-tile`` leaves beside ``block_tile``: ``min_blocks_per_sm``'s answer,
 the emitter's ``__launch_bounds__`` minimum."""
 

@@ -99,7 +99,7 @@ from deplodock.passes.tile.matmul_tile import (
 )
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
-ATTRIBUTE = "register_tile"
+ATTRIBUTE = tile.REGISTER_TILE
 """The tiled kernel's attribute: ``array<i64: TM, TN>``, the factors of its last two axes."""
 
 

@@ -56,8 +56,8 @@ from xdsl.rewriter import InsertPoint
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op, index_map_for
-from deplodock.dialects.kernel import SWIZZLE_CHUNK, SWIZZLE_SPANS
 from deplodock.dialects.tile import stored_shape
+from deplodock.dialects.tma import SWIZZLE_CHUNK, SWIZZLE_SPANS
 
 SWIZZLE_SPAN = 128  # bytes: SWIZZLE_128B
 

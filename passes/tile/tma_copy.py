@@ -20,7 +20,7 @@ The decision is ``copies_by_tma``, for all of a loop's slabs or none (a loop's c
 completes on one barrier): a target of sm_90 or later (``arch``); a double-buffered slab
 in a loop of at least two chunks; stored in the source's order, no pad (TMA writes the
 box as it lies in global memory: a transposed slab, ``x[m, k]`` for threads that walk m,
-cannot be TMA'd); within TMA's box rules (``kernel.tma_box_rule``) and a multiple of 128
+cannot be TMA'd); within TMA's box rules (``tma.tma_box_rule``) and a multiple of 128
 bytes. So both operands must be staged in their own order for a whole loop to qualify:
 ``torch.matmul(a.t(), b)`` (``a[k, m]``, ``b[k, n]``) does, ``x @ w.T`` does not.
 
@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.passes import ModulePass
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.kernel import TMA_ALIGNMENT, tma_box_rule
+from deplodock.dialects.tma import TMA_ALIGNMENT, tma_box_rule
 from deplodock.passes.tile.double_buffer import refilled_stages
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 

@@ -30,7 +30,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 from deplodock.dialects.torch import AtenOp, stamp_origins
-from deplodock.frontends.errors import UserInputError
+from deplodock.errors import UserInputError
 from deplodock.passes.torch import decompositions
 from deplodock.passes.torch.decompositions.common import Decomposition
 
