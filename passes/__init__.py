@@ -1,7 +1,8 @@
 """Every pass of the project, by the name `deplo-opt -p` and `deplodock -v` use.
 
-One module per pass, grouped by the level it rewrites; this table is the only place that
-lists them, so the CLI, deplo-opt and the pipeline agree on names.
+One module per pass, grouped by the level it rewrites. ``PIPELINE`` is the only place
+that lists them, in the order ``deplodock.pipeline.lower`` runs them, so the CLI, the API,
+deplo-opt, the torch.compile backend and the pipeline agree on names and order.
 """
 
 from collections.abc import Callable
@@ -9,30 +10,41 @@ from importlib import import_module
 
 from xdsl.passes import ModulePass
 
-# pass name -> "module:ClassName", imported on first use so start-up stays fast.
-_PASSES: dict[str, str] = {
-    "decompose": "deplodock.passes.torch.decompose:Decompose",
-    "lift-to-loop": "deplodock.passes.tensor.lift_to_loop:LiftToLoop",
-    "fuse": "deplodock.passes.loop.fuse:Fuse",
-    "tileify": "deplodock.passes.tile.tileify:Tileify",
-    "split-matmul-k": "deplodock.passes.tile.split_matmul_k:SplitMatmulK",
-    "register-tile": "deplodock.passes.tile.register_tile:RegisterTile",
-    "chunk-matmul-k": "deplodock.passes.tile.chunk_matmul_k:ChunkMatmulK",
-    "chunk-reduce": "deplodock.passes.tile.chunk_reduce:ChunkReduce",
-    "cooperative-reduce": "deplodock.passes.tile.cooperative_reduce:CooperativeReduce",
-    "blockify-launch": "deplodock.passes.tile.blockify_launch:BlockifyLaunch",
-    "stage-inputs": "deplodock.passes.tile.stage_inputs:StageInputs",
-    "permute-register-tile": "deplodock.passes.tile.permute_register_tile:PermuteRegisterTile",
-    "pad-smem": "deplodock.passes.tile.pad_smem:PadSmem",
-    "double-buffer": "deplodock.passes.tile.double_buffer:DoubleBuffer",
-    "async-copy": "deplodock.passes.tile.async_copy:AsyncCopy",
-    "tma-copy": "deplodock.passes.tile.tma_copy:TmaCopy",
-    "split-inner-for-swizzle": "deplodock.passes.tile.split_inner_for_swizzle:SplitInnerForSwizzle",
-    "pipeline-k-outer": "deplodock.passes.tile.pipeline_k_outer:PipelineKOuter",
-    "vectorize": "deplodock.passes.tile.vectorize:Vectorize",
-    "mark-unroll": "deplodock.passes.tile.mark_unroll:MarkUnroll",
-    "materialize": "deplodock.passes.kernel.materialize:Materialize",
-}
+# The pipeline, in order: (the level a pass helps produce, its name, "module:ClassName").
+# Passes are imported on first use, so start-up stays fast.
+PIPELINE: tuple[tuple[str, str, str], ...] = (
+    ("tensor", "decompose", "deplodock.passes.torch.decompose:Decompose"),
+    ("loop", "lift-to-loop", "deplodock.passes.tensor.lift_to_loop:LiftToLoop"),
+    ("loop", "fuse", "deplodock.passes.loop.fuse:Fuse"),
+    ("tile", "tileify", "deplodock.passes.tile.tileify:Tileify"),
+    ("tile", "split-matmul-k", "deplodock.passes.tile.split_matmul_k:SplitMatmulK"),
+    ("tile", "register-tile", "deplodock.passes.tile.register_tile:RegisterTile"),
+    ("tile", "chunk-matmul-k", "deplodock.passes.tile.chunk_matmul_k:ChunkMatmulK"),
+    ("tile", "chunk-reduce", "deplodock.passes.tile.chunk_reduce:ChunkReduce"),
+    ("tile", "cooperative-reduce", "deplodock.passes.tile.cooperative_reduce:CooperativeReduce"),
+    ("tile", "vectorize", "deplodock.passes.tile.vectorize:Vectorize"),
+    ("tile", "blockify-launch", "deplodock.passes.tile.blockify_launch:BlockifyLaunch"),
+    (
+        "tile",
+        "permute-register-tile",
+        "deplodock.passes.tile.permute_register_tile:PermuteRegisterTile",
+    ),
+    ("tile", "stage-inputs", "deplodock.passes.tile.stage_inputs:StageInputs"),
+    ("tile", "pad-smem", "deplodock.passes.tile.pad_smem:PadSmem"),
+    ("tile", "double-buffer", "deplodock.passes.tile.double_buffer:DoubleBuffer"),
+    ("tile", "async-copy", "deplodock.passes.tile.async_copy:AsyncCopy"),
+    ("tile", "tma-copy", "deplodock.passes.tile.tma_copy:TmaCopy"),
+    (
+        "tile",
+        "split-inner-for-swizzle",
+        "deplodock.passes.tile.split_inner_for_swizzle:SplitInnerForSwizzle",
+    ),
+    ("tile", "pipeline-k-outer", "deplodock.passes.tile.pipeline_k_outer:PipelineKOuter"),
+    ("tile", "mark-unroll", "deplodock.passes.tile.mark_unroll:MarkUnroll"),
+    ("kernel", "materialize", "deplodock.passes.kernel.materialize:Materialize"),
+)
+
+_PASSES: dict[str, str] = {name: spec for _, name, spec in PIPELINE}
 
 
 def _loader(spec: str) -> Callable[[], type[ModulePass]]:

@@ -333,7 +333,7 @@ def _observer(verbosity: int):
     return report
 
 
-def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool) -> None:
+def _lower_by_level(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool) -> None:
     """Lower level by level (so each level is timed and counted), like `lower(to=...)`."""
     start = level_of(module)
     if stats:
@@ -361,7 +361,7 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
                     bar.done += len(passes_between(LEVELS[LEVELS.index(level) - 1], level))
                     bar.draw(level)
             else:
-                _apply_passes(module, level, bar, args.arch)
+                _lower_with_progress(module, level, bar, args.arch)
         if stats:
             steps.counts.append((level, _op_counts(module, level)))
             if level == "loop":
@@ -371,7 +371,7 @@ def _lower(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool
         bar.close()
 
 
-def _apply_passes(module, level: str, bar: _Bar | None, arch: str) -> None:
+def _lower_with_progress(module, level: str, bar: _Bar | None, arch: str) -> None:
     """``lower(module, to=level)``, advancing ``bar`` after each pass (without the
     observer's printed IR, which costs seconds on a whole model)."""
 
@@ -427,7 +427,7 @@ def _compile(args: argparse.Namespace) -> int:
             f"the program is at the {start} level, below --ir {args.ir}: "
             f"deplodock lowers, it does not raise (choose one of {below})"
         )
-    _lower(module, target, args, steps, args.stats)
+    _lower_by_level(module, target, args, steps, args.stats)
     if args.ir == "cuda":
         from deplodock.backends.cuda.emit import emit_cuda
 
@@ -513,9 +513,9 @@ def _run(args: argparse.Namespace) -> int:
             "run needs -c EXPRESSION or a model (an .mlir file has no PyTorch reference)"
         )
     rtol = args.rtol if args.rtol is not None else expression_rtol(module)
-    _lower(module, "loop", args, steps, stats=False)
+    _lower_by_level(module, "loop", args, steps, stats=False)
     fused = module.clone()
-    _lower(module, "kernel", args, steps, stats=False)
+    _lower_by_level(module, "kernel", args, steps, stats=False)
     kernel_cache = False if args.no_cache else None
     program = CompiledProgram(module, arch=args.arch, cache=kernel_cache)
     print(f"deplodock run: {captured.source}")
@@ -610,7 +610,7 @@ def _run_model(args: argparse.Namespace) -> int:
         constants = entry.constants
     else:
         module, captured = _load(args, steps, device=device)
-        _lower(module, "loop", args, steps, stats=False)
+        _lower_by_level(module, "loop", args, steps, stats=False)
         with steps.step("lower to kernel, NVRTC"):
             program = compile_program(
                 module, arch=args.arch, cache=False if args.no_cache else None

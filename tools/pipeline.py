@@ -31,34 +31,14 @@ from xdsl.passes import ModulePass
 from deplodock.boundary import PassError, apply_pass, culprit
 from deplodock.dialects import make_context
 from deplodock.lower_memo import lower_each_kernel_once, memo_enabled
-from deplodock.passes import get_pass
+from deplodock.passes import PIPELINE, get_pass
 
 LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
 
-# The passes that produce each level from the one before it.
+# The passes that produce each level from the one before it, in order (the one table:
+# ``deplodock.passes.PIPELINE``).
 PASSES_TO: dict[str, tuple[str, ...]] = {
-    "tensor": ("decompose",),
-    "loop": ("lift-to-loop", "fuse"),
-    "tile": (
-        "tileify",
-        "split-matmul-k",
-        "register-tile",
-        "chunk-matmul-k",
-        "chunk-reduce",
-        "cooperative-reduce",
-        "vectorize",
-        "blockify-launch",
-        "permute-register-tile",
-        "stage-inputs",
-        "pad-smem",
-        "double-buffer",
-        "async-copy",
-        "tma-copy",
-        "split-inner-for-swizzle",
-        "pipeline-k-outer",
-        "mark-unroll",
-    ),
-    "kernel": ("materialize",),
+    level: tuple(name for at, name, _ in PIPELINE if at == level) for level in LEVELS[1:-1]
 }
 
 
