@@ -14,7 +14,7 @@ import os
 if os.environ.get("OLD_UNROLL"):
     import deplodock.passes.tile.mark_unroll as mu
     mu.enclosing_copies = lambda op, kernel: 1
-from deplodock.bench_cases import all_cases
+from deplodock.bench.cases import all_cases
 from deplodock.frontends.export import import_program
 from deplodock.pipeline import lower
 from deplodock.backends.cuda.emit import emit_cuda

@@ -12,7 +12,7 @@ warnings.filterwarnings("ignore")
 
 from deplodock.backends.cuda.emit import emit_kernel_sources  # noqa: E402
 from deplodock.backends.cuda.nvrtc import NvrtcError, compile_kernels  # noqa: E402
-from deplodock.bench_cases import all_cases  # noqa: E402
+from deplodock.bench.cases import all_cases  # noqa: E402
 from deplodock.frontends.export import import_program  # noqa: E402
 from deplodock.pipeline import lower  # noqa: E402
 from deplodock.target import TARGETS  # noqa: E402

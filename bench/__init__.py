@@ -5,7 +5,7 @@
     deplodock bench --list                            # the cases, with traffic and FLOPs
     deplodock bench --filter matmul                   # one group (issue 6's matmuls)
 
-The cases are ``deplodock.bench_cases``. Per case, in one process and one run:
+The cases are ``deplodock.bench.cases``. Per case, in one process and one run:
 
 1. **compile**: capture with ``torch.export``, import, lower to the kernel level, emit
    CUDA and compile it with NVRTC (``CompiledProgram``). A failure is reported as the
@@ -13,7 +13,7 @@ The cases are ``deplodock.bench_cases``. Per case, in one process and one run:
 2. **check**: fresh random inputs and re-drawn parameters on the GPU
    (``deplodock.reference``), deplodock's outputs poisoned with NaN before it runs,
    compared with PyTorch eager: max |got - want| / max |want| per output, tolerance the
-   case's own (``bench_cases``: 1e-5 elementwise and reductions, 1e-4 matmuls and
+   case's own (``bench.cases``: 1e-5 elementwise and reductions, 1e-4 matmuls and
    attention, 2e-3 decoder layers, 5e-3 the whole model's logits) unless ``--rtol`` sets
    one for all. A case that fails is reported and not timed.
 3. **time**: ``time_graphs`` (CUDA graphs of ``--calls`` back-to-back calls, ``--rounds``
@@ -78,7 +78,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deplodock.bench_cases import GROUPS, Case, select
+from deplodock.bench.cases import GROUPS, Case, select
 from deplodock.boundary import EXIT_NO_GPU
 from deplodock.errors import UserInputError
 
