@@ -34,6 +34,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     lazy_traits_def,
+    operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -240,20 +241,122 @@ def kinds_attr(kinds: Sequence[str]) -> ArrayAttr:
     return ArrayAttr([StringAttr(k) for k in kinds])
 
 
+class LoopBase(IRDLOperation):
+    """What every counted loop of the project has (``loop.for``, ``tile.strided_for``,
+    ``kernel.for``): one index induction variable, a single-block body, the reduce
+    clause (results, one per combine kind) and ``mark-unroll``'s request. Free loops end
+    with no terminator (passes append to them freely); reduce loops end with the
+    ``loop.yield`` of their contributions."""
+
+    reduce = prop_def(ArrayAttr)
+    unroll = opt_prop_def(IntAttr)  # mark-unroll's request: #pragma unroll N once emitted
+    results_ = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
+
+    @property
+    def induction_var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def kinds(self) -> list[str]:
+        return [k.data for k in self.reduce.data]
+
+    @property
+    def is_reduce(self) -> bool:
+        return bool(self.reduce.data)
+
+
+class StridedForBase(LoopBase):
+    """A counted loop from an index operand by a constant step: ``tile.strided_for`` (a
+    thread's share of a row) and ``kernel.for`` are this loop at their levels. ``%i =
+    %start to N step S [vector V] [reduce(..) -> ..] [unroll U]``: iterations ``start,
+    start+S, ..`` below N; with ``vector V`` the loop counts ``c`` from start by S below
+    N / V and runs its body for ``%i = V*c .. V*c+V-1`` in order. A reduce loop keeps one
+    accumulator per kind, starting at the kind's identity.
+    """
+
+    start = operand_def(IndexType)
+    upper = prop_def(IntAttr)
+    step = prop_def(IntAttr)
+    vector = opt_prop_def(IntAttr)  # vectorize's width (see the class docstring)
+
+    def __init__(
+        self,
+        start: SSAValue,
+        upper: int,
+        step: int,
+        body: Region | None = None,
+        reduce: Sequence[str] = (),
+        result_types: Sequence[Attribute] = (),
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        super().__init__(
+            operands=[start],
+            result_types=[result_types],
+            regions=[body],
+            properties={
+                "upper": IntAttr(upper),
+                "step": IntAttr(step),
+                "reduce": kinds_attr(reduce),
+            },
+        )
+
+    def index_range(self, value: SSAValue) -> tuple[int, int] | None:
+        if value is self.induction_var and self.upper.data > 0:
+            return (0, self.upper.data - 1)
+        return None
+
+    def verify_(self) -> None:
+        check_block(self.body.block)
+        if self.step.data < 1:
+            raise VerifyException(f"{self.name}: step {self.step.data} must be positive")
+        verify_reduce_clause(self, self.reduce, self.body)
+        verify_vector(self, self.vector, self.upper.data)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.induction_var)
+        printer.print_string(" = ")
+        printer.print_ssa_value(self.start)
+        printer.print_string(f" to {self.upper.data} step {self.step.data}")
+        print_vector(printer, self.vector)
+        print_reduce_clause(printer, self.reduce, self.results)
+        print_unroll(printer, self.unroll)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StridedForBase:
+        iv = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        start = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+        parser.parse_keyword("to")
+        upper = parser.parse_integer()
+        parser.parse_keyword("step")
+        step = parser.parse_integer()
+        vector = parse_vector(parser)
+        kinds, types = parse_reduce_clause(parser)
+        unroll = parse_unroll(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region([iv.resolve(IndexType())])
+        op = cls(start, upper, step, region, kinds, types)
+        op.unroll = unroll
+        op.vector = vector
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+
 @irdl_op_definition
-class ForOp(IRDLOperation):
+class ForOp(LoopBase):
     """``loop.for %i = 0 to N`` (free) or ``%s = loop.for .. reduce(add) -> f32`` (reduce)."""
 
     name = "loop.for"
     lower = prop_def(IntAttr)
     upper = prop_def(IntAttr)
-    reduce = prop_def(ArrayAttr)
-    unroll = opt_prop_def(IntAttr)  # mark-unroll's request: #pragma unroll N once emitted
-    results_ = var_result_def()
-    body = region_def("single_block")
-    # Free loops end with no terminator (passes append to them freely); reduce loops
-    # end with the loop.yield of their contributions.
-    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
 
     def __init__(
         self,
@@ -274,18 +377,6 @@ class ForOp(IRDLOperation):
                 "reduce": kinds_attr(reduce),
             },
         )
-
-    @property
-    def induction_var(self) -> SSAValue:
-        return self.body.block.args[0]
-
-    @property
-    def kinds(self) -> list[str]:
-        return [k.data for k in self.reduce.data]
-
-    @property
-    def is_reduce(self) -> bool:
-        return bool(self.reduce.data)
 
     @property
     def extent(self) -> int:

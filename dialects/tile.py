@@ -81,15 +81,7 @@ from deplodock.dialects.affine_syntax import (
 )
 from deplodock.dialects.combine import COMBINE_KINDS
 from deplodock.dialects.loop import (
-    kinds_attr,
-    parse_reduce_clause,
-    parse_unroll,
-    parse_vector,
-    print_reduce_clause,
-    print_unroll,
-    print_vector,
-    verify_reduce_clause,
-    verify_vector,
+    StridedForBase,
 )
 from deplodock.dialects.scope import check_block
 from deplodock.dialects.tma import SWIZZLE_CHUNK, SWIZZLE_SPANS, TMA_ALIGNMENT, tma_box_rule
@@ -306,7 +298,7 @@ def thread_axis_extent(op: IRDLOperation, value: SSAValue) -> int:
 
 
 @irdl_op_definition
-class StridedForOp(IRDLOperation):
+class StridedForOp(StridedForBase):
     """``tile.strided_for %i = %t to N step S [vector V]``: iterations ``t, t+S, ..`` below N.
 
     With ``vector V`` the loop counts ``c = t, t+S, ..`` below N / V and runs its body for
@@ -315,95 +307,6 @@ class StridedForOp(IRDLOperation):
     """
 
     name = "tile.strided_for"
-    start = operand_def(IndexType)
-    upper = prop_def(IntAttr)
-    step = prop_def(IntAttr)
-    reduce = prop_def(ArrayAttr)
-    unroll = opt_prop_def(IntAttr)  # mark-unroll's request: #pragma unroll N once emitted
-    vector = opt_prop_def(IntAttr)  # vectorize's width (see the class docstring)
-    results_ = var_result_def()
-    body = region_def("single_block")
-    traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
-
-    def __init__(
-        self,
-        start: SSAValue,
-        upper: int,
-        step: int,
-        body: Region | None = None,
-        reduce: Sequence[str] = (),
-        result_types: Sequence[Attribute] = (),
-    ):
-        if body is None:
-            body = Region(Block(arg_types=[IndexType()]))
-        super().__init__(
-            operands=[start],
-            result_types=[result_types],
-            regions=[body],
-            properties={
-                "upper": IntAttr(upper),
-                "step": IntAttr(step),
-                "reduce": kinds_attr(reduce),
-            },
-        )
-
-    @property
-    def induction_var(self) -> SSAValue:
-        return self.body.block.args[0]
-
-    @property
-    def kinds(self) -> list[str]:
-        return [k.data for k in self.reduce.data]
-
-    @property
-    def is_reduce(self) -> bool:
-        return bool(self.reduce.data)
-
-    def index_range(self, value: SSAValue) -> tuple[int, int] | None:
-        if value is self.induction_var and self.upper.data > 0:
-            return (0, self.upper.data - 1)
-        return None
-
-    def verify_(self) -> None:
-        check_block(self.body.block)
-        if self.step.data < 1:
-            raise VerifyException(f"tile.strided_for: step {self.step.data} must be positive")
-        verify_reduce_clause(self, self.reduce, self.body)
-        verify_vector(self, self.vector, self.upper.data)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.induction_var)
-        printer.print_string(" = ")
-        printer.print_ssa_value(self.start)
-        printer.print_string(f" to {self.upper.data} step {self.step.data}")
-        print_vector(printer, self.vector)
-        print_reduce_clause(printer, self.reduce, self.results)
-        print_unroll(printer, self.unroll)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> StridedForOp:
-        iv = parser.parse_argument(expect_type=False)
-        parser.parse_punctuation("=")
-        start = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
-        parser.parse_keyword("to")
-        upper = parser.parse_integer()
-        parser.parse_keyword("step")
-        step = parser.parse_integer()
-        vector = parse_vector(parser)
-        kinds, types = parse_reduce_clause(parser)
-        unroll = parse_unroll(parser)
-        attrs = parser.parse_optional_attr_dict_with_keyword()
-        region = parser.parse_region([iv.resolve(IndexType())])
-        op = cls(start, upper, step, region, kinds, types)
-        op.unroll = unroll
-        op.vector = vector
-        if attrs is not None:
-            op.attributes.update(attrs.data)
-        return op
 
 
 @irdl_op_definition
