@@ -53,23 +53,18 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
     var_operand_def,
-    var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
-    IsolatedFromAbove,
     IsTerminator,
     MemoryAllocEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
-    NoTerminator,
     Pure,
-    RecursiveMemoryEffect,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -93,7 +88,7 @@ from deplodock.dialects.affine_syntax import (
     row_major_offset,
     value_ranges,
 )
-from deplodock.dialects.loop import StridedForBase
+from deplodock.dialects.loop import KernelBase, StridedForBase
 from deplodock.dialects.scope import check_block
 from deplodock.dialects.tile import min_blocks_per_sm, verify_schedule_attributes
 from deplodock.dialects.tma import (
@@ -120,17 +115,12 @@ def _triple(values: Sequence[int]) -> ArrayAttr[IntAttr]:
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(KernelBase):
     """One GPU kernel with its launch shape; tensors in, tensors out."""
 
     name = "kernel.kernel"
-    sym_name = prop_def(StringAttr)
     grid = prop_def(ArrayAttr[IntAttr])
     block = prop_def(ArrayAttr[IntAttr])
-    inputs = var_operand_def()
-    outputs = var_result_def()
-    body = region_def("single_block")
-    traits = traits_def(IsolatedFromAbove(), NoTerminator(), RecursiveMemoryEffect())
 
     def __init__(
         self,
@@ -167,14 +157,6 @@ class KernelOp(IRDLOperation):
     @property
     def block_shape(self) -> tuple[int, int, int]:
         return tuple(v.data for v in self.block.data)  # type: ignore[return-value]
-
-    @property
-    def input_buffers(self) -> tuple[SSAValue, ...]:
-        return self.body.block.args[: len(self.inputs)]
-
-    @property
-    def output_buffers(self) -> tuple[SSAValue, ...]:
-        return self.body.block.args[len(self.inputs) :]
 
     def shared_bytes(self) -> int:
         """Static shared memory the body allocates: each array starts 16-byte aligned (the

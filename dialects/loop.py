@@ -68,16 +68,37 @@ from deplodock.dialects.combine import COMBINE_KINDS
 from deplodock.dialects.scope import check_block
 
 
-@irdl_op_definition
-class KernelOp(IRDLOperation):
-    """A loop nest that becomes one GPU kernel; tensors in, tensors out."""
+class KernelBase(IRDLOperation):
+    """What the kernel ops of the three lower levels share (``loop.kernel``,
+    ``tile.kernel``, ``kernel.kernel``): a symbol name, tensors in and out, and a body
+    isolated from above whose block takes ``leading_args`` index arguments (a tile
+    kernel's axes), then a memref per input, then one per output."""
 
-    name = "loop.kernel"
     sym_name = prop_def(StringAttr)
     inputs = var_operand_def()
     outputs = var_result_def()
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove(), NoTerminator(), RecursiveMemoryEffect())
+
+    @property
+    def leading_args(self) -> int:
+        return 0
+
+    @property
+    def input_buffers(self) -> tuple[SSAValue, ...]:
+        first = self.leading_args
+        return self.body.block.args[first : first + len(self.inputs)]
+
+    @property
+    def output_buffers(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[self.leading_args + len(self.inputs) :]
+
+
+@irdl_op_definition
+class KernelOp(KernelBase):
+    """A loop nest that becomes one GPU kernel; tensors in, tensors out."""
+
+    name = "loop.kernel"
 
     def __init__(
         self,
@@ -94,14 +115,6 @@ class KernelOp(IRDLOperation):
             regions=[body],
             properties={"sym_name": StringAttr(name)},
         )
-
-    @property
-    def input_buffers(self) -> tuple[SSAValue, ...]:
-        return self.body.block.args[: len(self.inputs)]
-
-    @property
-    def output_buffers(self) -> tuple[SSAValue, ...]:
-        return self.body.block.args[len(self.inputs) :]
 
     def verify_(self) -> None:
         check_block(self.body.block)

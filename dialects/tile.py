@@ -52,15 +52,13 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
     var_operand_def,
-    var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, RecursiveMemoryEffect
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from deplodock.dialects.access import (
@@ -81,6 +79,7 @@ from deplodock.dialects.affine_syntax import (
 )
 from deplodock.dialects.combine import COMBINE_KINDS
 from deplodock.dialects.loop import (
+    KernelBase,
     StridedForBase,
 )
 from deplodock.dialects.scope import check_block
@@ -94,17 +93,12 @@ WARP = 32  # threads that run in lockstep and exchange registers by shuffles
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(KernelBase):
     """A scheduled kernel: parallel axes (block args first), then the buffers."""
 
     name = "tile.kernel"
-    sym_name = prop_def(StringAttr)
     extents = prop_def(ArrayAttr[IntAttr])
     bindings = prop_def(ArrayAttr[StringAttr])
-    inputs = var_operand_def()
-    outputs = var_result_def()
-    body = region_def("single_block")
-    traits = traits_def(IsolatedFromAbove(), NoTerminator(), RecursiveMemoryEffect())
 
     def __init__(
         self,
@@ -151,12 +145,8 @@ class KernelOp(IRDLOperation):
         ]
 
     @property
-    def input_buffers(self) -> tuple[SSAValue, ...]:
-        return self.body.block.args[self.num_axes : self.num_axes + len(self.inputs)]
-
-    @property
-    def output_buffers(self) -> tuple[SSAValue, ...]:
-        return self.body.block.args[self.num_axes + len(self.inputs) :]
+    def leading_args(self) -> int:
+        return self.num_axes
 
     def threads_per_block(self) -> int:
         return math.prod(extent for _, extent, binding in self.axes if binding == "thread")
