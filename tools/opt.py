@@ -15,6 +15,7 @@ names the pass and the op, and the pass's input is saved as a reproducer.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 import time
@@ -45,6 +46,7 @@ from deplodock.boundary import (
 from deplodock.dialects import project_dialects
 from deplodock.errors import UserInputError
 from deplodock.passes import all_passes
+from deplodock.target import DEFAULT_ARCH, UnknownTarget, target_for
 
 __all__ = ["DeploOptMain", "format_parse_error", "main"]
 
@@ -82,6 +84,27 @@ class DeploOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets["cuda"] = _cuda_target
 
+    def register_all_arguments(self, arg_parser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--arch",
+            default=None,
+            help="the target of every pass that decides from the hardware "
+            "(deplodock.target: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a); a pass's own "
+            "{arch=..} other than the default sm_90 wins",
+        )
+
+    def _for_arch(self, pass_):
+        """``pass_`` for ``--arch`` when it decides from the hardware and was not given an
+        arch of its own (``deplodock.target``)."""
+        arch = self.args.arch
+        fields = (
+            {f.name for f in dataclasses.fields(pass_)} if dataclasses.is_dataclass(pass_) else ()
+        )
+        if arch is None or "arch" not in fields or pass_.arch != DEFAULT_ARCH:
+            return pass_
+        return dataclasses.replace(pass_, arch=arch)
+
     def _parse_mlir(self, io: IO[bytes]) -> ModuleOp:
         data = io.read()
         self.text = data.decode() if isinstance(data, bytes) else data
@@ -91,7 +114,12 @@ class DeploOptMain(xDSLOptMain):
         verify = not self.args.disable_verify
         if verify:
             verify_input(prog)  # the input: its errors are the user's
-        passes = self.pipeline.passes
+        if self.args.arch is not None:
+            try:
+                target_for(self.args.arch)
+            except UnknownTarget as e:
+                raise UserInputError(f"--arch: {e}") from None
+        passes = [self._for_arch(p) for p in self.pipeline.passes]
         for i, pass_ in enumerate(passes):
             self.failed_at = i
             start = time.perf_counter()
@@ -108,7 +136,7 @@ class DeploOptMain(xDSLOptMain):
         """The failing pass's input: the input again, through the passes before it."""
         module = parse_text(self.ctx, self.text, self.get_input_name())
         for pass_ in self.pipeline.passes[: self.failed_at]:
-            pass_.apply(self.ctx, module)
+            self._for_arch(pass_).apply(self.ctx, module)
         return str(module) + "\n"
 
 

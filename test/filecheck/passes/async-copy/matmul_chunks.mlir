@@ -3,6 +3,8 @@
 // RUN: deplo-opt %s -p 'async-copy{arch=sm_80 narrow=true}' | filecheck %s
 // RUN: deplo-opt %s -p 'async-copy{arch=sm_75 narrow=true}' | filecheck %s --check-prefix=SYNC
 // RUN: deplo-opt %s -p async-copy | filecheck %s --check-prefix=SYNC
+// RUN: deplo-opt %s -p 'async-copy{narrow=true}' --arch sm_75 | filecheck %s --check-prefix=SYNC
+// RUN: deplo-opt %s -p 'async-copy{narrow=true}' --arch sm_80 | filecheck %s
 
 // linear (1,64,128) x (128,128)^T after the tile pipeline up to double-buffer
 // (tileify .. double-buffer): both K-chunk slabs are double-buffered. They are transposed,
