@@ -11,8 +11,9 @@ The numbers: the sm_90 entry is the H200 this project is measured on (132 SMs; c
 fp32 GEMM at 51 TFLOP/s and a 4.25 TB/s copy, measured); the others are one common part
 of each architecture, from its datasheet (SM count, fp32 peak, memory bandwidth) and
 CUDA's per-architecture limits (shared memory a block may opt in to). Their schedules
-follow from those numbers and their features; only sm_80 and sm_90 code has run (on the
-H200, which runs sm_80 code too).
+follow from those numbers and their features; only sm_90 code has run (on the H200). An
+sm_80 cubin does not load on sm_90 (a cubin runs within its major version): running sm_80's
+schedules on the H200 needs their PTX (``compute_80``) compiled there by the driver.
 
 This module imports nothing of deplodock's: every level may use it.
 """
