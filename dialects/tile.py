@@ -226,6 +226,7 @@ BLOCK_TILE = "block_tile"  # the cost model's block tile: chunk-matmul-k, blocki
 REGISTER_TILE = "register_tile"  # register-tile's factors: the kernel is register-tiled
 CHUNK_UNROLL = "chunk_unroll"  # K steps of a chunk mark-unroll unrolls
 MIN_BLOCKS_PER_SM = "min_blocks_per_sm"  # the emitter's __launch_bounds__ minimum
+PIPELINED = "pipeline"  # on a K loop: pipeline-k-outer rotates its fills (materialize reads it)
 
 SCHEDULE_ATTRIBUTES: dict[str, tuple[int, str]] = {
     MATMUL_TILE: (5, "Tm, Tn, threads along M, threads along N, BK"),

@@ -13,11 +13,11 @@ import pytest
 import torch
 
 from deplodock import bench, reference
-from deplodock.bench import cases as bench_cases
 from deplodock.backends.cuda import timing
 from deplodock.backends.cuda.driver import gpu_available
 from deplodock.backends.cuda.runtime import CompiledProgram
 from deplodock.bench import CaseResult, geomean_speedups, plan_timing, results_json, write_report
+from deplodock.bench import cases as bench_cases
 from deplodock.bench.cases import GROUPS, Case, all_cases, select
 from deplodock.cli import main
 from deplodock.errors import UserInputError

@@ -30,7 +30,12 @@ from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import get_pass
-from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
+from deplodock.passes.tile.analysis import (
+    is_contraction,
+    register_tile_of,
+    stored_both_ways,
+    top_level_reduces,
+)
 from deplodock.passes.tile.matmul_tile import (
     CANDIDATES,
     block_tile_of,
@@ -39,7 +44,6 @@ from deplodock.passes.tile.matmul_tile import (
     matmul_tile,
     min_blocks_per_sm,
 )
-from deplodock.passes.tile.register_tile import register_tile_of, stored_both_ways
 from deplodock.pipeline import PASSES_TO, lower
 from deplodock.reference import fresh_inputs, relative_error
 

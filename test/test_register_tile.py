@@ -28,7 +28,7 @@ from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import get_pass
-from deplodock.passes.tile.register_tile import register_tile_of
+from deplodock.passes.tile.analysis import register_tile_of
 from deplodock.pipeline import PASSES_TO, lower
 from deplodock.reference import fresh_inputs, relative_error
 

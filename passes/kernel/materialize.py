@@ -72,7 +72,7 @@ from deplodock.dialects.combine import combine_op
 from deplodock.dialects.tile import WARP
 from deplodock.passes.kernel.stage_fills import fill_loop, index_constant, lower_buffered
 from deplodock.passes.kernel.tma_fills import lower_tma
-from deplodock.passes.tile.pipeline_k_outer import is_pipelined
+from deplodock.passes.tile.analysis import is_pipelined
 
 MAX_GRID_X = 2**31 - 1
 _D0 = AffineExpr.dimension(0)

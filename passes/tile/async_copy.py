@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.passes import ModulePass
 
 from deplodock.dialects import tile
-from deplodock.passes.tile.double_buffer import refilled_stages
+from deplodock.passes.tile.analysis import refilled_stages
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 

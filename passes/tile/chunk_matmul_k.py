@@ -48,15 +48,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.cooperative_reduce import top_level_reduces
+from deplodock.passes.tile.analysis import is_chunked, register_tile_of, top_level_reduces
 from deplodock.passes.tile.matmul_tile import block_tile_of
-from deplodock.passes.tile.register_tile import register_tile_of
-
-
-def is_chunked(reduce: loop.ForOp) -> bool:
-    """Whether ``reduce`` is already a K-outer loop: its body is one inner reduce loop."""
-    ops = list(reduce.body.block.ops)
-    return len(ops) == 2 and isinstance(ops[0], loop.ForOp) and ops[0].is_reduce
 
 
 def chunk_of(kernel: tile.KernelOp, reduce: loop.ForOp, bk: int) -> int | None:

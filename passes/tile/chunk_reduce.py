@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntAttr, ModuleOp, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -47,6 +47,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from deplodock.dialects import loop, tile
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import apply_op
+from deplodock.passes.tile.analysis import outside_values, reads_only_inputs
 from deplodock.target import DEFAULT_ARCH, Target, pass_target, target_for
 
 WAVES = 4  # rows x chunks to aim for: this many blocks per SM, a few waves
@@ -70,30 +71,6 @@ def chunks_for(rows: int, extent: int, target: Target | None = None) -> int:
     ):
         chunks *= 2
     return chunks
-
-
-def _outside_values(op: Operation) -> list[SSAValue]:
-    """Values ``op``'s regions use but do not define."""
-    inside = {id(o) for o in op.walk()}
-    seen: dict[int, SSAValue] = {}
-    for inner in op.walk():
-        for value in inner.operands:
-            owner = value.owner
-            defining = owner.parent_op() if isinstance(owner, Block) else owner
-            if defining is None or id(defining) not in inside:
-                seen.setdefault(id(value), value)
-    return list(seen.values())
-
-
-def reads_only_inputs(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
-    """A top-level reduce reading only axes, input buffers and constants."""
-    args = set(kernel.body.block.args[: kernel.num_axes + len(kernel.inputs)])
-    for value in _outside_values(reduce):
-        if value in args:
-            continue
-        if not isinstance(value.owner, arith.ConstantOp):
-            return False
-    return reduce.lower.data == 0
 
 
 def _chunked_free_loops(kernel: tile.KernelOp, reduce: loop.ForOp) -> list[loop.ForOp] | None:
@@ -164,7 +141,7 @@ def _chunk_kernel(
     shape (rows.., C) per result; with ``chunk_first`` axes (%c, rows..) and outputs of
     shape (C, rows..) (a matmul's K split: its rows stay the last two axes)."""
     axes = [(arg, extent) for arg, extent, _ in kernel.axes]
-    outside = _outside_values(reduce)
+    outside = outside_values(reduce)
     buffers = list(kernel.input_buffers)
     used = [b for b in buffers if b in outside]
     operands = [kernel.inputs[buffers.index(b)] for b in used]

@@ -48,6 +48,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.tile import WARP
+from deplodock.passes.tile.analysis import is_contraction, top_level_reduces
 from deplodock.target import DEFAULT_ARCH, Target, pass_target, target_for
 
 DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
@@ -58,10 +59,6 @@ MIN_COOPERATIVE_ROW = 32  # below one warp's worth of work cooperation is all ov
 
 def _pow2_floor(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
-
-
-def top_level_reduces(kernel: tile.KernelOp) -> list[loop.ForOp]:
-    return [op for op in kernel.body.block.ops if isinstance(op, loop.ForOp) and op.is_reduce]
 
 
 def parallel_extent(kernel: tile.KernelOp) -> int:
@@ -120,29 +117,6 @@ def _even_shares(reduce_extent: int, threads: int) -> int:
         if (reduce_extent // 4) % candidate == 0:
             return candidate
     return threads
-
-
-def _axes_used(value: SSAValue, kernel: tile.KernelOp) -> set[SSAValue]:
-    """The kernel axes an index value is computed from."""
-    if kernel.axis_of(value) is not None:
-        return {value}
-    owner = value.owner
-    if isinstance(owner, Operation):
-        return {a for operand in owner.operands for a in _axes_used(operand, kernel)}
-    return set()
-
-
-def is_contraction(kernel: tile.KernelOp, reduces: list[loop.ForOp]) -> bool:
-    """Whether a reduce loop loads an element that does not depend on every axis: an
-    input shared between outputs, as a matmul's operands are."""
-    axes = {arg for arg, _, _ in kernel.axes}
-    for reduce in reduces:
-        for load in reduce.walk():
-            if isinstance(load, loop.LoadOp):
-                used = {a for i in load.indices for a in _axes_used(i, kernel)}
-                if used != axes:
-                    return True
-    return False
 
 
 def _buffers(op: Operation, kind: type[Operation]) -> set[SSAValue]:

@@ -23,20 +23,10 @@ from xdsl.dialects.builtin import IntAttr, ModuleOp
 from xdsl.passes import ModulePass
 
 from deplodock.dialects import loop, tile
+from deplodock.passes.tile.analysis import refilled_stages
 from deplodock.target import DEFAULT_ARCH, Target, pass_target, target_for
 
 DEFAULT_MAX_BYTES = 96 * 1024  # two blocks of the largest tiles still share an SM
-
-
-def refilled_stages(kernel: tile.KernelOp) -> list[tuple[loop.ForOp, list[tile.StageOp]]]:
-    """Each top-level loop of ``kernel`` with the stages at the top of its body."""
-    found = []
-    for op in kernel.body.block.ops:
-        if isinstance(op, loop.ForOp):
-            stages = [s for s in op.body.block.ops if isinstance(s, tile.StageOp)]
-            if stages:
-                found.append((op, stages))
-    return found
 
 
 def buffers_for(

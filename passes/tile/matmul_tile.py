@@ -199,7 +199,7 @@ def matmul_plan(
 ) -> tuple[MatmulTile, int] | None:
     """Cost function: the tile and the number of K splits (``split-matmul-k``) for an
     ``m x n`` output with reduction ``k`` (``batch`` independent such products; ``mixed``:
-    operands stored both ways, ``register_tile.stored_both_ways``), the fastest by
+    operands stored both ways, ``analysis.stored_both_ways``), the fastest by
     ``estimate_seconds``; None to leave the contraction to the default schedule (no tile
     divides it). ``split=False``: no K split (a kernel that cannot). ``target``: the GPU
     (``deplodock.target``; None: sm_90), whose SM count and rate the estimate uses."""

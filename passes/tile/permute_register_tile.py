@@ -45,7 +45,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.register_tile import register_tile_of
+from deplodock.passes.tile.analysis import register_tile_of
 
 STRIP = 4  # columns of a strip: one 16-byte float4
 

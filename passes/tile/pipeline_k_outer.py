@@ -40,9 +40,9 @@ from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.passes import ModulePass
 
 from deplodock.dialects import loop, tile
-from deplodock.passes.tile.double_buffer import refilled_stages
+from deplodock.passes.tile.analysis import refilled_stages
 
-ATTRIBUTE = "pipeline"
+ATTRIBUTE = tile.PIPELINED
 
 
 def pipelines(for_op: loop.ForOp, stages: list[tile.StageOp]) -> bool:
@@ -51,10 +51,6 @@ def pipelines(for_op: loop.ForOp, stages: list[tile.StageOp]) -> bool:
     if for_op.extent < 2 or not all(s.buffer_count == 2 for s in stages):
         return False
     return len({s.is_tma for s in stages}) == 1
-
-
-def is_pipelined(for_op) -> bool:
-    return ATTRIBUTE in for_op.attributes
 
 
 @dataclass(frozen=True)

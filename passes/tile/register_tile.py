@@ -47,7 +47,7 @@ merely close.
 The decision is ``tile_factors``: a kernel straight from ``tileify`` (every axis free, no
 ``register_tile`` attribute yet: the pass is idempotent), at least two axes, and a
 contraction (a top-level reduce loop loads an element that not every axis indexes; see
-``cooperative_reduce.is_contraction``). Each of the last two axes is tiled by its factor
+``analysis.is_contraction``). Each of the last two axes is tiled by its factor
 (``tm`` for the second-to-last, ``tn`` for the last; 1 leaves the axis alone) when the
 factor divides its extent and some load of a reduce loop does not depend on that axis
 (else no load is shared across its copies: nothing to reuse). The factors are the cost
@@ -84,8 +84,14 @@ from xdsl.traits import MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.affine_syntax import apply_op, expr_linear_form, linear_form
-from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
+from deplodock.dialects.affine_syntax import apply_op
+from deplodock.passes.tile.analysis import (
+    depends_on,
+    is_contraction,
+    shares_loads_across,
+    stored_both_ways,
+    top_level_reduces,
+)
 from deplodock.passes.tile.matmul_tile import (
     BLOCK_TILE,
     CHUNK_UNROLL,
@@ -101,78 +107,6 @@ from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 ATTRIBUTE = tile.REGISTER_TILE
 """The tiled kernel's attribute: ``array<i64: TM, TN>``, the factors of its last two axes."""
-
-
-def register_tile_of(kernel: tile.KernelOp) -> tuple[int, int] | None:
-    """``(TM, TN)`` when ``register-tile`` tiled this kernel, else None."""
-    attr = kernel.attributes.get(ATTRIBUTE)
-    if isinstance(attr, DenseArrayBase):
-        tm, tn = attr.get_values()
-        return int(tm), int(tn)
-    return None
-
-
-def _depends_on(value: SSAValue, axis: SSAValue, memo: dict[SSAValue, bool]) -> bool:
-    """Whether ``value`` is computed from ``axis`` (a loop's results: through its body)."""
-    if value is axis:
-        return True
-    if value in memo:
-        return memo[value]
-    memo[value] = False
-    owner = value.owner
-    found = isinstance(owner, Operation) and any(
-        _depends_on(o, axis, memo) for inner in owner.walk() for o in inner.operands
-    )
-    memo[value] = found
-    return found
-
-
-def shares_loads_across(reduces: list[loop.ForOp], axis: SSAValue) -> bool:
-    """Whether some load of a reduce loop does not depend on ``axis``: copies of the axis
-    would share it (``w[k, n]`` across the rows ``m``)."""
-    memo: dict[SSAValue, bool] = {}
-    for reduce in reduces:
-        for load in reduce.walk():
-            if isinstance(load, loop.LoadOp) and not any(
-                _depends_on(i, axis, memo) for i in load.indices
-            ):
-                return True
-    return False
-
-
-def stored_both_ways(reduces: list[loop.ForOp]) -> bool:
-    """Whether the operands of the reduce loops lie both ways in memory: the contiguous
-    (last) index of some load walks K (``x[m, k]``: its K chunk slab is stored transposed,
-    filled by register prefetch) and of another does not (``w[k, n]``: stored in the
-    source's order, filled by cp.async). The cost model has tiles for such products
-    (``torch.matmul``'s) of their own (``Candidate.mixed``). Only when every such load
-    indexes linearly (``linear_form``), as ``stage-inputs`` needs to stage its slab
-    (``stage_k_chunks``): attention's P.V reads
-    a shared K/V head as ``v[h floordiv 8, ..]`` (grouped-query), which stays in global
-    memory, and its loop is no mixed rotation."""
-    along_k: set[bool] = set()
-    for reduce in reduces:
-        memo: dict[SSAValue, bool] = {}
-        iv = reduce.induction_var
-        for load in reduce.walk():
-            if not isinstance(load, loop.LoadOp) or not load.map.data.results:
-                continue
-            walks = [_depends_on(i, iv, memo) for i in load.indices]
-            if any(walks):
-                if not _indexes_linearly(load):
-                    return False
-                last = load.map.data.results[-1].used_dims()
-                along_k.add(any(walks[d] for d in last))
-    return along_k == {True, False}
-
-
-def _indexes_linearly(load: loop.LoadOp) -> bool:
-    """Whether every index of ``load`` is linear in the values it is computed from
-    (``linear_form``): what ``stage_k_chunks`` needs to stage the load's slab."""
-    forms = [linear_form(i) for i in load.indices]
-    if any(form is None for form in forms):
-        return False
-    return all(expr_linear_form(e, forms) is not None for e in load.map.data.results)  # type: ignore[arg-type]
 
 
 def _factor(extent: int, factor: int, reused: bool) -> int:
@@ -245,8 +179,8 @@ class _Jammer:
     def _hint(self, value: SSAValue, i: int, j: int) -> str | None:
         if value.name_hint is None:
             return None
-        on_m = self.tm > 1 and _depends_on(value, self.axes[0], self.memo[0])
-        on_n = self.tn > 1 and _depends_on(value, self.axes[1], self.memo[1])
+        on_m = self.tm > 1 and depends_on(value, self.axes[0], self.memo[0])
+        on_n = self.tn > 1 and depends_on(value, self.axes[1], self.memo[1])
         if on_m and on_n:
             return f"{value.name_hint}_r{i}c{j}"
         if on_m:

@@ -42,18 +42,19 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
-from deplodock.passes.tile.chunk_reduce import reads_only_inputs, split
-from deplodock.passes.tile.cooperative_reduce import is_contraction, top_level_reduces
+from deplodock.passes.tile.analysis import (
+    is_contraction,
+    reads_only_inputs,
+    shares_loads_across,
+    stored_both_ways,
+    top_level_reduces,
+)
+from deplodock.passes.tile.chunk_reduce import split
 from deplodock.passes.tile.matmul_tile import (
     PLANNED_TILE,
     MatmulTile,
     matmul_plan,
     planned_tile_attr,
-)
-from deplodock.passes.tile.register_tile import (
-    ATTRIBUTE,
-    shares_loads_across,
-    stored_both_ways,
 )
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
@@ -66,7 +67,7 @@ def split_plan(
     axes = kernel.axes
     if len(axes) < 2 or any(b != "free" for _, _, b in axes):
         return None
-    if ATTRIBUTE in kernel.attributes or PLANNED_TILE in kernel.attributes:
+    if tile.is_register_tiled(kernel) or PLANNED_TILE in kernel.attributes:
         return None
     reduces = top_level_reduces(kernel)
     if len(reduces) != 1 or not is_contraction(kernel, reduces):

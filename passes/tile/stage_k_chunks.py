@@ -47,8 +47,7 @@ from deplodock.dialects.affine_syntax import (
     linear_form,
     value_ranges,
 )
-from deplodock.passes.tile.chunk_matmul_k import is_chunked
-from deplodock.passes.tile.cooperative_reduce import top_level_reduces
+from deplodock.passes.tile.analysis import is_chunked, top_level_reduces
 
 
 def chunk_stage_pays(

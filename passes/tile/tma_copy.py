@@ -42,7 +42,7 @@ from xdsl.passes import ModulePass
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.tma import TMA_ALIGNMENT, tma_box_rule
-from deplodock.passes.tile.double_buffer import refilled_stages
+from deplodock.passes.tile.analysis import refilled_stages
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 

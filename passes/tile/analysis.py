@@ -1,0 +1,158 @@
+"""Analyses the tile passes share: what a kernel's loops and loads are (contractions,
+reduces reading only inputs, operands stored both ways, refilled slabs) and which
+schedule decisions it already carries. Read-only functions of the IR; no pass imports
+another pass for them.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseArrayBase
+from xdsl.ir import Block, Operation, SSAValue
+
+from deplodock.dialects import loop, tile
+from deplodock.dialects.affine_syntax import expr_linear_form, linear_form
+
+
+def refilled_stages(kernel: tile.KernelOp) -> list[tuple[loop.ForOp, list[tile.StageOp]]]:
+    """Each top-level loop of ``kernel`` with the stages at the top of its body."""
+    found = []
+    for op in kernel.body.block.ops:
+        if isinstance(op, loop.ForOp):
+            stages = [s for s in op.body.block.ops if isinstance(s, tile.StageOp)]
+            if stages:
+                found.append((op, stages))
+    return found
+
+
+def top_level_reduces(kernel: tile.KernelOp) -> list[loop.ForOp]:
+    return [op for op in kernel.body.block.ops if isinstance(op, loop.ForOp) and op.is_reduce]
+
+
+def axes_used(value: SSAValue, kernel: tile.KernelOp) -> set[SSAValue]:
+    """The kernel axes an index value is computed from."""
+    if kernel.axis_of(value) is not None:
+        return {value}
+    owner = value.owner
+    if isinstance(owner, Operation):
+        return {a for operand in owner.operands for a in axes_used(operand, kernel)}
+    return set()
+
+
+def is_contraction(kernel: tile.KernelOp, reduces: list[loop.ForOp]) -> bool:
+    """Whether a reduce loop loads an element that does not depend on every axis: an
+    input shared between outputs, as a matmul's operands are."""
+    axes = {arg for arg, _, _ in kernel.axes}
+    for reduce in reduces:
+        for load in reduce.walk():
+            if isinstance(load, loop.LoadOp):
+                used = {a for i in load.indices for a in axes_used(i, kernel)}
+                if used != axes:
+                    return True
+    return False
+
+
+def outside_values(op: Operation) -> list[SSAValue]:
+    """Values ``op``'s regions use but do not define."""
+    inside = {id(o) for o in op.walk()}
+    seen: dict[int, SSAValue] = {}
+    for inner in op.walk():
+        for value in inner.operands:
+            owner = value.owner
+            defining = owner.parent_op() if isinstance(owner, Block) else owner
+            if defining is None or id(defining) not in inside:
+                seen.setdefault(id(value), value)
+    return list(seen.values())
+
+
+def reads_only_inputs(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
+    """A top-level reduce reading only axes, input buffers and constants."""
+    args = set(kernel.body.block.args[: kernel.num_axes + len(kernel.inputs)])
+    for value in outside_values(reduce):
+        if value in args:
+            continue
+        if not isinstance(value.owner, arith.ConstantOp):
+            return False
+    return reduce.lower.data == 0
+
+
+def register_tile_of(kernel: tile.KernelOp) -> tuple[int, int] | None:
+    """``(TM, TN)`` when ``register-tile`` tiled this kernel, else None."""
+    attr = kernel.attributes.get(tile.REGISTER_TILE)
+    if isinstance(attr, DenseArrayBase):
+        tm, tn = attr.get_values()
+        return int(tm), int(tn)
+    return None
+
+
+def depends_on(value: SSAValue, axis: SSAValue, memo: dict[SSAValue, bool]) -> bool:
+    """Whether ``value`` is computed from ``axis`` (a loop's results: through its body)."""
+    if value is axis:
+        return True
+    if value in memo:
+        return memo[value]
+    memo[value] = False
+    owner = value.owner
+    found = isinstance(owner, Operation) and any(
+        depends_on(o, axis, memo) for inner in owner.walk() for o in inner.operands
+    )
+    memo[value] = found
+    return found
+
+
+def shares_loads_across(reduces: list[loop.ForOp], axis: SSAValue) -> bool:
+    """Whether some load of a reduce loop does not depend on ``axis``: copies of the axis
+    would share it (``w[k, n]`` across the rows ``m``)."""
+    memo: dict[SSAValue, bool] = {}
+    for reduce in reduces:
+        for load in reduce.walk():
+            if isinstance(load, loop.LoadOp) and not any(
+                depends_on(i, axis, memo) for i in load.indices
+            ):
+                return True
+    return False
+
+
+def indexes_linearly(load: loop.LoadOp) -> bool:
+    """Whether every index of ``load`` is linear in the values it is computed from
+    (``linear_form``): what ``stage_k_chunks`` needs to stage the load's slab."""
+    forms = [linear_form(i) for i in load.indices]
+    if any(form is None for form in forms):
+        return False
+    return all(expr_linear_form(e, forms) is not None for e in load.map.data.results)  # type: ignore[arg-type]
+
+
+def stored_both_ways(reduces: list[loop.ForOp]) -> bool:
+    """Whether the operands of the reduce loops lie both ways in memory: the contiguous
+    (last) index of some load walks K (``x[m, k]``: its K chunk slab is stored transposed,
+    filled by register prefetch) and of another does not (``w[k, n]``: stored in the
+    source's order, filled by cp.async). The cost model has tiles for such products
+    (``torch.matmul``'s) of their own (``Candidate.mixed``). Only when every such load
+    indexes linearly (``linear_form``), as ``stage-inputs`` needs to stage its slab
+    (``stage_k_chunks``): attention's P.V reads
+    a shared K/V head as ``v[h floordiv 8, ..]`` (grouped-query), which stays in global
+    memory, and its loop is no mixed rotation."""
+    along_k: set[bool] = set()
+    for reduce in reduces:
+        memo: dict[SSAValue, bool] = {}
+        iv = reduce.induction_var
+        for load in reduce.walk():
+            if not isinstance(load, loop.LoadOp) or not load.map.data.results:
+                continue
+            walks = [depends_on(i, iv, memo) for i in load.indices]
+            if any(walks):
+                if not indexes_linearly(load):
+                    return False
+                last = load.map.data.results[-1].used_dims()
+                along_k.add(any(walks[d] for d in last))
+    return along_k == {True, False}
+
+
+def is_chunked(reduce: loop.ForOp) -> bool:
+    """Whether ``reduce`` is already a K-outer loop: its body is one inner reduce loop."""
+    ops = list(reduce.body.block.ops)
+    return len(ops) == 2 and isinstance(ops[0], loop.ForOp) and ops[0].is_reduce
+
+
+def is_pipelined(for_op) -> bool:
+    return tile.PIPELINED in for_op.attributes
