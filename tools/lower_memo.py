@@ -57,6 +57,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, Region, SSAValue
 
 from deplodock.dialects import loop, tile
+from deplodock.dialects.clone import clone_op
 from deplodock.passes.loop.fuse import COVERS, REFUSED, structure
 
 ENV = "DEPLODOCK_LOWER_MEMO"
@@ -272,7 +273,9 @@ class _Copier:
         number = _token_location(location)
         return location if number is None else self.locations[number - self.base]
 
-    def op(self, op: Operation, top: bool = False) -> Operation:
+    def parts(self, op: Operation, top: bool) -> tuple[dict, dict, Attribute]:
+        """The copy's properties (its symbol renamed), attributes (a top-level op's
+        informational ones the member's own) and location (the member's)."""
         properties = dict(op.properties)
         sym = properties.get("sym_name")
         if isinstance(sym, StringAttr) and _MARK in sym.data:
@@ -282,30 +285,12 @@ class _Copier:
             for key in INFORMATIONAL:
                 if key in attributes:
                     attributes[key] = self.attributes[key]
-        copy = op.create(
-            operands=[self.mapper.get(v, v) for v in op.operands],
-            result_types=[r.type for r in op.results],
-            properties=properties,
-            attributes=attributes,
-            location=self.location(op.location),
-            regions=[self.region(r) for r in op.regions],
-        )
-        for a, b in zip(op.results, copy.results, strict=True):
-            b.name_hint = self.name(a.name_hint)
-            self.mapper[a] = b
-        return copy
+        return properties, attributes, self.location(op.location)
 
-    def region(self, region: Region) -> Region:
-        blocks = []
-        for block in region.blocks:
-            new = Block(arg_types=[a.type for a in block.args])
-            for a, b in zip(block.args, new.args, strict=True):
-                b.name_hint = self.name(a.name_hint)
-                self.mapper[a] = b
-            for op in block.ops:
-                new.add_op(self.op(op))
-            blocks.append(new)
-        return Region(blocks)
+    def op(self, op: Operation, top: bool = False) -> Operation:
+        return clone_op(
+            op, self.mapper, self.name, self.name, lambda o: self.parts(o, top and o is op)
+        )
 
 
 def _replace(cls: _Class, member: _Kernel) -> None:

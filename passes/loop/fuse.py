@@ -116,6 +116,7 @@ from xdsl.traits import Pure
 
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import index_map_for
+from deplodock.dialects.clone import clone_region, same
 from deplodock.dialects.interpreters.scalar import numpy_dtype
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import merge_locations
@@ -475,36 +476,6 @@ def structure(kernel: Operation) -> tuple[tuple, tuple[str | None, ...]]:
     return body, tuple(hints)
 
 
-def _clone_region(region: Region, mapper: dict[SSAValue, SSAValue], names: dict | None) -> Region:
-    """A copy of a kernel body, renaming op results through ``names`` (old hint -> new).
-
-    Upstream ``Region.clone`` creates every op without operands and sets them in a second
-    walk, for IR whose values may be used before they are defined; a kernel body defines
-    every value before its uses, so one pass does, at about half the cost.
-    """
-    blocks = []
-    for block in region.blocks:
-        new = Block(arg_types=[a.type for a in block.args])
-        for a, b in zip(block.args, new.args, strict=True):
-            b.name_hint = a.name_hint  # a0, a1, ..: rename_ivs gave them in order
-            mapper[a] = b
-        for op in block.ops:
-            copy = op.create(
-                operands=[mapper.get(v, v) for v in op.operands],
-                result_types=[r.type for r in op.results],
-                properties=dict(op.properties),
-                attributes=dict(op.attributes),
-                regions=[_clone_region(r, mapper, names) for r in op.regions],
-            )
-            copy.location = op.location
-            for a, b in zip(op.results, copy.results, strict=True):
-                b.name_hint = names.get(a.name_hint, a.name_hint) if names else a.name_hint
-                mapper[a] = b
-            new.add_op(copy)
-        blocks.append(new)
-    return Region(blocks)
-
-
 def _replay(
     answer: _Answer, names: dict | None, producer: KernelOp, consumer: KernelOp
 ) -> KernelOp:
@@ -513,7 +484,8 @@ def _replay(
     the location of the pair's op it came from."""
     assert answer.body is not None
     inputs, hints = fused_inputs(consumer, producer)
-    region = _clone_region(answer.body, {}, names)
+    rename = (lambda hint: names.get(hint, hint)) if names else same
+    region = clone_region(answer.body, {}, rename)
     pair = _pair_ops(producer, consumer)
     for op, source in zip(region.walk(), answer.body_locations, strict=True):
         if source is not None:
