@@ -59,3 +59,29 @@ def test_a_program_that_fits_is_compiled_once() -> None:
     module = lower(import_program(captured.program).module, to="loop")
     lowered, compiled, split = compile_fitting(module, _spills_once("no_such_kernel"))
     assert split == [] and compiled.names == ["k_rms_norm"]
+
+
+BOUNDS = re.compile(r"__launch_bounds__\((\d+)(?:, (\d+))?\) (\w+)\(")
+
+
+def test_a_capped_tile_that_spills_is_compiled_again_uncapped() -> None:
+    """The cost model's launch-bounds cap (blocks an SM, fitted with one NVRTC) is dropped
+    for a kernel that spills under it; the kernel is not split, and fits uncapped."""
+    captured = capture_expression(
+        "torch.nn.functional.linear(torch.randn(1,512,3584), torch.randn(3584,3584))"
+    )
+    module = lower(import_program(captured.program).module, to="loop")
+    compiles: list[dict[str, str | None]] = []
+
+    def compile_source(source: str):
+        bounds = {name: minimum for _, minimum, name in BOUNDS.findall(source)}
+        compiles.append(bounds)
+        resources = {n: SimpleNamespace(spills=m not in (None, "", "1")) for n, m in bounds.items()}
+        return SimpleNamespace(resources=resources)
+
+    lowered, compiled, split = compile_fitting(module, compile_source)
+    capped = [n for n, m in compiles[0].items() if m not in (None, "", "1")]
+    assert capped, compiles[0]  # the cost model capped a tile of this shape
+    assert split == [] and len(compiles) == 2
+    assert all(compiles[1][n] in ("", "1") for n in capped)
+    assert not any(r.spills for r in compiled.resources.values())

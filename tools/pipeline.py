@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -258,9 +258,12 @@ def compile_fitting(
     """Lower ``module`` to the kernel level and compile it with ``compile_module`` (the
     kernel-level module → an object with ``.resources[name].spills``, e.g. a
     ``CompiledProgram``) or else ``compile_source`` (its CUDA source → such an object);
-    a fused kernel that spills registers is split at the tile level
-    (``chunk-reduce{kernels=.. chunks=1}``: its reduction becomes a kernel of its own) and
-    the program compiled again, up to ``rounds`` times. Returns (the kernel-level module,
+    a register-tiled kernel that spills under a launch-bounds cap (``min_blocks_per_sm``
+    above 1: the cost model's residency, fitted with NVRTC 13.0, which another NVRTC may
+    not meet in 128 registers) is compiled again uncapped; a fused kernel that still
+    spills is split at the tile level (``chunk-reduce{kernels=.. chunks=1}``: its
+    reduction becomes a kernel of its own) and the program compiled again, up to
+    ``rounds`` times. Returns (the kernel-level module,
     the compiled object, the names of the kernels that were split). ``memo`` and
     ``arch``: as in ``lower``."""
     from deplodock.backends.cuda.emit import emit_cuda
@@ -271,12 +274,19 @@ def compile_fitting(
     first, rest = rest[0], rest[1:]  # tileify: after it, kernels have only free axes
     make_pass(first, arch).apply(ctx, module)
     split: list[str] = []
+
+    def compile_lowered(lowered: ModuleOp):
+        return compile_module(lowered) if compile_module else compile_source(emit_cuda(lowered))
+
     for _ in range(rounds + 1):
         lowered = module.clone()
         apply_passes(lowered, rest, ctx, memo=memo, arch=arch)
         lowered.verify()
-        compiled = compile_module(lowered) if compile_module else compile_source(emit_cuda(lowered))
+        compiled = compile_lowered(lowered)
         spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
+        if uncap(lowered, spilling):
+            compiled = compile_lowered(lowered)
+            spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
         if not spilling:
             break
         before = str(module)
@@ -286,6 +296,20 @@ def compile_fitting(
             break  # nothing splittable: keep what compiled
         split += spilling
     return lowered, compiled, split
+
+
+def uncap(module: ModuleOp, names: Sequence[str]) -> list[str]:
+    """The kernels among ``names`` whose ``__launch_bounds__`` asks for more than one block
+    an SM, with that cap dropped (``tile.MIN_BLOCKS_PER_SM``): what they were, by name."""
+    from deplodock.dialects import kernel, tile
+
+    dropped = []
+    for op in module.walk():
+        if isinstance(op, kernel.KernelOp) and op.sym_name.data in names:
+            if (op.min_blocks_per_sm or 1) > 1:
+                del op.attributes[tile.MIN_BLOCKS_PER_SM]
+                dropped.append(op.sym_name.data)
+    return dropped
 
 
 def compile_program(module: ModuleOp, arch: str = "sm_90", *, cache=None):
