@@ -267,6 +267,23 @@ class LoopBase(IRDLOperation):
     body = region_def("single_block")
     traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
 
+    def __init__(
+        self,
+        operands: Sequence[SSAValue],
+        properties: dict[str, Attribute],
+        body: Region | None,
+        reduce: Sequence[str],
+        result_types: Sequence[Attribute],
+    ):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        super().__init__(
+            operands=list(operands),
+            result_types=[result_types],
+            regions=[body],
+            properties={**properties, "reduce": kinds_attr(reduce)},
+        )
+
     @property
     def induction_var(self) -> SSAValue:
         return self.body.block.args[0]
@@ -303,18 +320,8 @@ class StridedForBase(LoopBase):
         reduce: Sequence[str] = (),
         result_types: Sequence[Attribute] = (),
     ):
-        if body is None:
-            body = Region(Block(arg_types=[IndexType()]))
-        super().__init__(
-            operands=[start],
-            result_types=[result_types],
-            regions=[body],
-            properties={
-                "upper": IntAttr(upper),
-                "step": IntAttr(step),
-                "reduce": kinds_attr(reduce),
-            },
-        )
+        properties = {"upper": IntAttr(upper), "step": IntAttr(step)}
+        super().__init__([start], properties, body, reduce, result_types)
 
     def index_range(self, value: SSAValue) -> tuple[int, int] | None:
         if value is self.induction_var and self.upper.data > 0:
@@ -379,17 +386,8 @@ class ForOp(LoopBase):
         reduce: Sequence[str] = (),
         result_types: Sequence[Attribute] = (),
     ):
-        if body is None:
-            body = Region(Block(arg_types=[IndexType()]))
-        super().__init__(
-            result_types=[result_types],
-            regions=[body],
-            properties={
-                "lower": IntAttr(lower),
-                "upper": IntAttr(upper),
-                "reduce": kinds_attr(reduce),
-            },
-        )
+        properties = {"lower": IntAttr(lower), "upper": IntAttr(upper)}
+        super().__init__([], properties, body, reduce, result_types)
 
     @property
     def extent(self) -> int:
