@@ -29,18 +29,15 @@ baseline leaves those copies out.)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
-from deplodock.dialects.interpreters.scalar import numpy_dtype
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import Origin, origins
-from deplodock.passes.loop.fuse import trips
+from deplodock.passes.loop.cost import flops, read_bytes, tensor_bytes
 
 __all__ = [
     "KernelStats",
@@ -56,43 +53,6 @@ __all__ = [
 ]
 
 
-def tensor_bytes(value: SSAValue) -> int:
-    type_ = value.type
-    assert isinstance(type_, TensorType)
-    return math.prod(type_.get_shape()) * numpy_dtype(type_.element_type).itemsize
-
-
-_FREE = (
-    LoadOp,
-    StoreOp,
-    YieldOp,
-    arith.ConstantOp,
-    arith.IndexCastOp,
-    arith.ExtFOp,
-    arith.TruncFOp,
-    arith.SIToFPOp,
-    arith.FPToSIOp,
-    arith.ExtSIOp,
-    arith.ExtUIOp,
-    arith.TruncIOp,
-)  # data movement, constants and conversions: no FLOPs
-
-
-def flops(kernel: KernelOp) -> int:
-    """Arithmetic executed: each computing op times its trip count, plus one combine per
-    iteration of a reduce loop for each value it carries."""
-    total = 0
-    for op in kernel.walk():
-        if op is kernel:
-            continue
-        if isinstance(op, ForOp):
-            if op.is_reduce:
-                total += trips(op) * op.extent * len(op.results)
-        elif not op.regions and not isinstance(op, _FREE) and op.name != "affine.apply":
-            total += trips(op)
-    return total
-
-
 def covers(kernel: KernelOp) -> tuple[str, ...]:
     attr = kernel.attributes.get("covers")
     if not isinstance(attr, ArrayAttr):
@@ -102,28 +62,6 @@ def covers(kernel: KernelOp) -> tuple[str, ...]:
 
 def _distinct(values: Iterable[SSAValue]) -> list[SSAValue]:
     return list({id(v): v for v in values}.values())
-
-
-def _read_bytes(kernels: Sequence[KernelOp]) -> dict[int, int]:
-    """Bytes read of each input tensor (by id) of ``kernels``: the whole tensor once, or
-    what the loads can reach when that is less (the rows a gather takes, a slice). A
-    load reaches at most its trip count of elements; loads at the same index map reach
-    the same ones (a row read by two loops), so each distinct map counts once."""
-    whole: dict[int, int] = {}
-    reach: dict[tuple[int, str], int] = {}
-    for kernel in kernels:
-        for value, buf in zip(kernel.inputs, kernel.input_buffers, strict=True):
-            whole[id(value)] = tensor_bytes(value)
-            for use in buf.uses:
-                if isinstance(use.operation, LoadOp):
-                    load = use.operation
-                    key = (id(value), str(load.map.data))
-                    elements = trips(load) * numpy_dtype(load.result.type).itemsize
-                    reach[key] = max(reach.get(key, 0), elements)
-    loaded: dict[int, int] = {}
-    for (value, _), n in reach.items():
-        loaded[value] = loaded.get(value, 0) + n
-    return {v: min(b, loaded.get(v, 0)) for v, b in whole.items()}
 
 
 @dataclass(frozen=True)
@@ -139,7 +77,7 @@ def kernel_stats(kernel: KernelOp) -> KernelStats:
     return KernelStats(
         name=kernel.sym_name.data,
         covers=covers(kernel),
-        bytes_read=sum(_read_bytes([kernel]).values()),
+        bytes_read=sum(read_bytes([kernel]).values()),
         bytes_written=sum(tensor_bytes(v) for v in kernel.results),
         flops=flops(kernel),
     )
@@ -255,7 +193,7 @@ def eager_stats(lifted: ModuleOp) -> list[OpStats]:
         stats.append(
             OpStats(
                 origin,
-                sum(b for v, b in _read_bytes(group).items() if v not in produced),
+                sum(b for v, b in read_bytes(group).items() if v not in produced),
                 sum(tensor_bytes(v) for v in outputs),
                 sum(flops(k) for k in group),
                 view=False,

@@ -89,7 +89,7 @@ pair would give (``Fuse(memoise=False)``; a test compares the two on a two-layer
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -98,7 +98,6 @@ from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
-    MemRefType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -117,9 +116,17 @@ from xdsl.traits import Pure
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import index_map_for
 from deplodock.dialects.clone import clone_region, same
-from deplodock.dialects.interpreters.scalar import numpy_dtype
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import merge_locations
+from deplodock.passes.loop.cost import (
+    arithmetic_work,
+    bytes_read,
+    external_operands,
+    is_arithmetic,
+    minimum_bytes,
+    minimum_traffic,
+    trips,
+)
 
 COVERS = "covers"
 REFUSED = "fusion.refused"
@@ -810,17 +817,6 @@ def is_pure(op: Operation, inputs: set[SSAValue]) -> bool:
     return not op.regions and op.has_trait(Pure) and not isinstance(op, YieldOp)
 
 
-def external_operands(op: Operation) -> Iterator[SSAValue]:
-    """Operands of ``op`` and of the ops nested in it that are defined outside ``op``."""
-    if not op.regions:
-        yield from op.operands
-        return
-    for inner in op.walk():
-        for value in inner.operands:
-            if not op.is_ancestor(value.owner):
-                yield value
-
-
 def hoist_invariants(kernel: KernelOp, inputs: set[SSAValue]) -> bool:
     """Move each pure op before the outermost loop that does not define its operands.
 
@@ -902,121 +898,6 @@ def rename_ivs(kernel: KernelOp) -> None:
 class FusionDecision:
     ok: bool
     reason: str
-
-
-def trips(op: Operation) -> int:
-    """How many times ``op`` runs: the product of the extents of the loops around it."""
-    count = 1
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, KernelOp):
-        if isinstance(parent, ForOp):
-            count *= parent.extent
-        parent = parent.parent_op()
-    return count
-
-
-def work(kernel: KernelOp) -> int:
-    """Ops executed: every op but loops and yields, times its trip count."""
-    return sum(
-        trips(op)
-        for op in kernel.walk()
-        if op is not kernel and not isinstance(op, ForOp | YieldOp)
-    )
-
-
-def is_arithmetic(op: Operation) -> bool:
-    """Ops that compute (not data movement, loop structure or index math)."""
-    return not op.regions and not isinstance(
-        op, LoadOp | StoreOp | YieldOp | arith.ConstantOp | affine.ApplyOp
-    )
-
-
-def dependences(kernel: KernelOp) -> dict[Operation, frozenset[ForOp]]:
-    """For each op of ``kernel``, the loops whose induction variables its value depends on
-    (through its operands, transitively; a reduce loop's result not on the loop itself)."""
-    depends: dict[Operation, frozenset[ForOp]] = {}
-
-    def of(value: SSAValue) -> frozenset[ForOp]:
-        owner = value.owner
-        if isinstance(owner, Operation):
-            return depends.get(owner, frozenset())
-        loop = owner.parent_op()
-        return frozenset([loop]) if isinstance(loop, ForOp) else frozenset()
-
-    for op in kernel.walk():
-        if op is not kernel:
-            depends[op] = frozenset().union(*(of(v) for v in external_operands(op)))
-    return depends
-
-
-def points(loops: Iterable[ForOp]) -> int:
-    """Iterations of a set of loops together: the product of their extents."""
-    return math.prod(loop.extent for loop in loops)
-
-
-def arithmetic_work(kernel: KernelOp) -> tuple[int, int]:
-    """(executed, necessary) arithmetic: each op times its trip count, and times only the
-    extents of the loops its value depends on (what it would cost computed once per point).
-
-    The gap is recomputation: an op left inside a loop it does not depend on because a
-    loop it does depend on is nested there (a prologue inside a matmul's K loop reruns per
-    output column).
-    """
-    executed = necessary = 0
-    for op, loops in dependences(kernel).items():
-        if is_arithmetic(op):
-            executed += trips(op)
-            necessary += points(loops)
-    return executed, necessary
-
-
-def bytes_read(kernel: KernelOp, cached_bytes: int = 0) -> int:
-    """Bytes loaded: every load's element size times its trip count, except that a buffer
-    of at most ``cached_bytes`` counts its size once (it stays in cache after first use).
-    """
-    total = 0
-    small: set[SSAValue] = set()
-    for op in kernel.walk():
-        if isinstance(op, LoadOp):
-            type_ = op.buffer.type
-            assert isinstance(type_, MemRefType)
-            size = numpy_dtype(type_.element_type).itemsize
-            if math.prod(type_.get_shape()) * size <= cached_bytes:
-                small.add(op.buffer)
-            else:
-                total += trips(op) * size
-    for buf in small:
-        assert isinstance(buf.type, MemRefType)
-        total += math.prod(buf.type.get_shape()) * numpy_dtype(buf.type.element_type).itemsize
-    return total
-
-
-def minimum_traffic(kernel: KernelOp) -> tuple[int, int]:
-    """HBM bytes (read, written) at least: each output written once, each input read once,
-    or only the elements its loads can touch where that is fewer (each load touches at
-    most one element per point of the loops its index depends on: a gather of 128 rows
-    reads 128 rows of a 32000-row embedding table, not the table)."""
-    touched: dict[SSAValue, int] = {}
-    for op, loops in dependences(kernel).items():
-        if isinstance(op, LoadOp):
-            touched[op.buffer] = touched.get(op.buffer, 0) + points(loops)
-    read = written = 0
-    inputs = set(kernel.input_buffers)
-    for buf in kernel.body.block.args:
-        type_ = buf.type
-        assert isinstance(type_, MemRefType)
-        count = math.prod(type_.get_shape())
-        size = numpy_dtype(type_.element_type).itemsize
-        if buf in inputs:
-            read += min(count, touched.get(buf, 0)) * size
-        else:
-            written += count * size
-    return read, written
-
-
-def minimum_bytes(kernel: KernelOp) -> int:
-    """Bytes read and written at least (``minimum_traffic``)."""
-    return sum(minimum_traffic(kernel))
 
 
 def reduce_runs(kernel: KernelOp) -> int:
@@ -1155,11 +1036,8 @@ def fusion_cost(
 __all__ = [
     "Fuse",
     "FusionDecision",
-    "arithmetic_work",
-    "bytes_read",
     "fuse_module",
     "fusion_cost",
     "refusals",
     "substitute",
-    "work",
 ]
