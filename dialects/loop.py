@@ -284,6 +284,26 @@ class LoopBase(IRDLOperation):
             properties={**properties, "reduce": kinds_attr(reduce)},
         )
 
+    def print_tail(self, printer: Printer) -> None:
+        """What every loop prints after its bounds: the reduce clause, the unroll
+        request, the attributes and the body."""
+        print_reduce_clause(printer, self.reduce, self.results)
+        print_unroll(printer, self.unroll)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @staticmethod
+    def parse_tail(
+        parser: Parser, iv
+    ) -> tuple[list[str], list[Attribute], IntAttr | None, dict, Region]:
+        """``print_tail``'s inverse: (kinds, result types, unroll, attributes, body)."""
+        kinds, types = parse_reduce_clause(parser)
+        unroll = parse_unroll(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region([iv.resolve(IndexType())])
+        return kinds, types, unroll, attrs.data if attrs is not None else {}, region
+
     @property
     def induction_var(self) -> SSAValue:
         return self.body.block.args[0]
@@ -342,11 +362,7 @@ class StridedForBase(LoopBase):
         printer.print_ssa_value(self.start)
         printer.print_string(f" to {self.upper.data} step {self.step.data}")
         print_vector(printer, self.vector)
-        print_reduce_clause(printer, self.reduce, self.results)
-        print_unroll(printer, self.unroll)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        self.print_tail(printer)
 
     @classmethod
     def parse(cls, parser: Parser) -> StridedForBase:
@@ -358,15 +374,10 @@ class StridedForBase(LoopBase):
         parser.parse_keyword("step")
         step = parser.parse_integer()
         vector = parse_vector(parser)
-        kinds, types = parse_reduce_clause(parser)
-        unroll = parse_unroll(parser)
-        attrs = parser.parse_optional_attr_dict_with_keyword()
-        region = parser.parse_region([iv.resolve(IndexType())])
+        kinds, types, unroll, attrs, region = cls.parse_tail(parser, iv)
         op = cls(start, upper, step, region, kinds, types)
-        op.unroll = unroll
-        op.vector = vector
-        if attrs is not None:
-            op.attributes.update(attrs.data)
+        op.unroll, op.vector = unroll, vector
+        op.attributes.update(attrs)
         return op
 
 
@@ -410,11 +421,7 @@ class ForOp(LoopBase):
         printer.print_string(" ")
         printer.print_ssa_value(self.induction_var)
         printer.print_string(f" = {self.lower.data} to {self.upper.data}")
-        print_reduce_clause(printer, self.reduce, self.results)
-        print_unroll(printer, self.unroll)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        self.print_tail(printer)
 
     @classmethod
     def parse(cls, parser: Parser) -> ForOp:
@@ -423,14 +430,10 @@ class ForOp(LoopBase):
         lower = parser.parse_integer()
         parser.parse_keyword("to")
         upper = parser.parse_integer()
-        kinds, types = parse_reduce_clause(parser)
-        unroll = parse_unroll(parser)
-        attrs = parser.parse_optional_attr_dict_with_keyword()
-        region = parser.parse_region([iv.resolve(IndexType())])
+        kinds, types, unroll, attrs, region = cls.parse_tail(parser, iv)
         op = cls(lower, upper, region, kinds, types)
         op.unroll = unroll
-        if attrs is not None:
-            op.attributes.update(attrs.data)
+        op.attributes.update(attrs)
         return op
 
 

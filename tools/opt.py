@@ -46,6 +46,7 @@ from deplodock.boundary import (
 from deplodock.dialects import project_dialects
 from deplodock.errors import UserInputError
 from deplodock.passes import all_passes
+from deplodock.pipeline import decides_from_hardware
 from deplodock.target import DEFAULT_ARCH, UnknownTarget, target_for
 
 __all__ = ["DeploOptMain", "format_parse_error", "main"]
@@ -98,10 +99,7 @@ class DeploOptMain(xDSLOptMain):
         """``pass_`` for ``--arch`` when it decides from the hardware and was not given an
         arch of its own (``deplodock.target``)."""
         arch = self.args.arch
-        fields = (
-            {f.name for f in dataclasses.fields(pass_)} if dataclasses.is_dataclass(pass_) else ()
-        )
-        if arch is None or "arch" not in fields or pass_.arch != DEFAULT_ARCH:
+        if arch is None or not decides_from_hardware(pass_) or pass_.arch != DEFAULT_ARCH:
             return pass_
         return dataclasses.replace(pass_, arch=arch)
 

@@ -42,12 +42,19 @@ PASSES_TO: dict[str, tuple[str, ...]] = {
 }
 
 
+def decides_from_hardware(pass_: ModulePass | type[ModulePass]) -> bool:
+    """Whether a pass (or pass class) plans for a target: it has an ``arch`` field
+    (``deplodock.target``)."""
+    return dataclasses.is_dataclass(pass_) and any(
+        f.name == "arch" for f in dataclasses.fields(pass_)
+    )
+
+
 def make_pass(name: str, arch: str | None = None, **options) -> ModulePass:
     """The pass ``name`` configured with ``options``; a pass that decides from the
-    hardware (it has an ``arch`` field: ``deplodock.target``) also gets ``arch``
-    (None: its default, sm_90)."""
+    hardware (``decides_from_hardware``) also gets ``arch`` (None: its default, sm_90)."""
     cls = get_pass(name)
-    if arch is not None and "arch" in {f.name for f in dataclasses.fields(cls)}:
+    if arch is not None and decides_from_hardware(cls):
         options = {"arch": arch, **options}
     return cls(**options)
 

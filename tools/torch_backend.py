@@ -20,10 +20,10 @@ cannot, it warns (``warnings.warn``, category ``DeplodockFallbackWarning``) and 
 
 Calls: dynamo guards on shapes, dtypes and strides, so a graph always sees the strides
 it was compiled for; a non-contiguous input (a transposed view passed to the model) is
-made contiguous here, explicitly (one copy), because the compiled kernels read dense
-row-major memory and a ``torch.compile``'d model must keep eager semantics for any
-input. Outputs carry no autograd history: deplodock compiles inference (run the model
-under ``torch.no_grad()`` or ``torch.inference_mode()``).
+made contiguous by the compiled program (``deplodock.api.Compiled``: one copy), because
+the compiled kernels read dense row-major memory and a ``torch.compile``'d model must
+keep eager semantics for any input. Outputs carry no autograd history: deplodock compiles
+inference (run the model under ``torch.no_grad()`` or ``torch.inference_mode()``).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def deplodock_backend(
         return _fallback(gm, f"compiling it failed: {type(error).__name__}: {error}")
 
     def run(*args: torch.Tensor) -> Any:
-        return compiled(*(a if a.is_contiguous() else a.contiguous() for a in args))
+        return compiled(*args)
 
     run.deplodock = compiled  # type: ignore[attr-defined]  (for inspection and tests)
     return run
