@@ -151,7 +151,7 @@ class KernelOp(KernelBase):
     @property
     def min_blocks_per_sm(self) -> int | None:
         """The ``__launch_bounds__`` minimum of blocks per SM (``tile.min_blocks_per_sm``:
-        the cost model's, for a register-tiled kernel), or None for none."""
+        the schedule's ``resident``, for a register-tiled kernel), or None for none."""
         return min_blocks_per_sm(self)
 
     @property

@@ -36,18 +36,17 @@ from typing import Any
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
-    DenseArrayBase,
     IndexType,
     IntAttr,
-    IntegerAttr,
     MemRefType,
     StringAttr,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -56,7 +55,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
@@ -88,7 +87,6 @@ from deplodock.target import MAX_SHARED_BYTES
 
 BINDINGS = ("free", "thread", "block")
 MAX_THREADS_PER_BLOCK = 1024
-WARP = 32  # lanes a warp shuffle exchanges among
 WARP = 32  # threads that run in lockstep and exchange registers by shuffles
 
 
@@ -221,57 +219,201 @@ class KernelOp(KernelBase):
         return op
 
 
-MATMUL_TILE = "matmul_tile"  # split-matmul-k's plan for register-tile's kernel of partials
-BLOCK_TILE = "block_tile"  # the cost model's block tile: chunk-matmul-k, blockify-launch
-REGISTER_TILE = "register_tile"  # register-tile's factors: the kernel is register-tiled
-CHUNK_UNROLL = "chunk_unroll"  # K steps of a chunk mark-unroll unrolls
-MIN_BLOCKS_PER_SM = "min_blocks_per_sm"  # the emitter's __launch_bounds__ minimum
-PIPELINED = "pipeline"  # on a K loop: pipeline-k-outer rotates its fills (materialize reads it)
+FILLS = ("sync", "prefetch", "async", "mixed", "tma")
+"""How a kernel's K loop fills its shared-memory slabs (``fill-k-loop`` decides it):
+``sync`` one copy, filled and then read (or two copies, not rotated); ``prefetch`` two
+copies, chunk ``k + 1`` loaded into registers while chunk ``k`` is computed; ``async`` two
+copies filled by ``cp.async`` one chunk ahead; ``mixed`` both (cp.async for slabs in the
+source's order, register prefetch for transposed ones); ``tma`` two copies filled by TMA
+box copies on mbarriers."""
 
-SCHEDULE_ATTRIBUTES: dict[str, tuple[int, str]] = {
-    MATMUL_TILE: (5, "Tm, Tn, threads along M, threads along N, BK"),
-    BLOCK_TILE: (3, "threads along M, threads along N, BK"),
-    REGISTER_TILE: (2, "Tm, Tn"),
-    CHUNK_UNROLL: (1, "K steps"),
-    MIN_BLOCKS_PER_SM: (1, "blocks"),
-}
-"""The schedule decisions the tile passes leave on a kernel (``matmul_tile.py``,
-``register_tile.py``) for later passes and the emitter: name → (count of positive
-integers, what they are). Passes name them by these constants, never by their spelling."""
+SCHEDULE = "schedule"
+"""The name of a kernel's ``ScheduleAttr`` (``schedule_of`` reads it)."""
+
+PIPELINED = "pipeline"
+"""On a K loop: ``fill-k-loop`` rotates its fills (materialize reads it)."""
+
+
+SCHEDULE_DEFAULTS: dict[str, Any] = {
+    "threads_m": 0, "threads_n": 0, "k_chunk": 0, "splits": 1, "resident": 1, "unroll": 0,
+    "fill": "", "planned": 0,
+}  # fmt: skip
+"""``ScheduleAttr``'s fields after the register tile, with the value an omitted one has."""
+_LISTS = (("thread", ("tm", "tn")), ("threads", ("threads_m", "threads_n")))
+_SCALARS = ("k_chunk", "splits", "resident", "unroll")
+
+
+@irdl_attr_definition
+class ScheduleAttr(ParametrizedAttribute):
+    """A matmul kernel's schedule, the answer of its one planning function
+    (``passes/tile/schedule/matmul.py``) and what the passes after it follow::
+
+        #tile.schedule<planned, thread = [8, 8], threads = [16, 16], k_chunk = 16, splits = 4>
+        #tile.schedule<thread = [8, 8], threads = [16, 8], k_chunk = 8, resident = 4,
+                       fill = prefetch>
+
+    * ``thread``: the register tile, ``TM x TN`` outputs a thread (``register-tile``);
+    * ``threads``: the block's ``Tm x Tn`` threads, so the block tile is ``TM*Tm x TN*Tn``
+      (``blockify-launch``); absent when an option, not the plan, gave the register tile;
+    * ``k_chunk``: K elements staged a chunk, ``BK`` (``chunk-matmul-k``);
+    * ``splits``: the K splits of a kernel of partial sums (``split-matmul-k``);
+    * ``resident``: the blocks an SM must hold, the emitter's ``__launch_bounds__`` minimum;
+    * ``unroll``: the K steps of a chunk ``mark-unroll`` unrolls (absent: its own rule);
+    * ``fill``: how the K loop fills its slabs (``FILLS``; absent until ``fill-k-loop``);
+    * ``planned``: decided (by ``split-matmul-k``) but not yet applied by ``register-tile``.
+
+    Omitted fields print nothing and read back as their defaults (0, 1, 1, 0, "", no).
+    """
+
+    name = "tile.schedule"
+
+    tm: IntAttr
+    tn: IntAttr
+    threads_m: IntAttr
+    threads_n: IntAttr
+    k_chunk: IntAttr
+    splits: IntAttr
+    resident: IntAttr
+    unroll: IntAttr
+    fill: StringAttr
+    planned: IntAttr
+
+    @staticmethod
+    def make(tm: int, tn: int, **fields: Any) -> ScheduleAttr:
+        """The schedule with register tile ``tm x tn`` and ``fields`` (else the defaults)."""
+        unknown = set(fields) - set(SCHEDULE_DEFAULTS)
+        if unknown:
+            raise TypeError(f"tile.schedule has no field {', '.join(sorted(unknown))}")
+        values = {**SCHEDULE_DEFAULTS, **fields}
+        params = [IntAttr(tm), IntAttr(tn)]
+        for key, default in SCHEDULE_DEFAULTS.items():
+            value = values[key]
+            params.append(StringAttr(value) if isinstance(default, str) else IntAttr(int(value)))
+        return ScheduleAttr(*params)
+
+    def values(self) -> dict[str, Any]:
+        return {key: getattr(self, key).data for key in ("tm", "tn", *SCHEDULE_DEFAULTS)}
+
+    def replace(self, **fields: Any) -> ScheduleAttr:
+        """This schedule with ``fields`` changed (attributes are immutable)."""
+        values = {**self.values(), **fields}
+        return ScheduleAttr.make(values.pop("tm"), values.pop("tn"), **values)
+
+    @property
+    def thread_tile(self) -> tuple[int, int]:
+        return self.tm.data, self.tn.data
+
+    @property
+    def block_threads(self) -> tuple[int, int] | None:
+        """``(Tm, Tn)`` when the plan chose the block tile, else None."""
+        return (self.threads_m.data, self.threads_n.data) if self.threads_m.data else None
+
+    @property
+    def is_planned(self) -> bool:
+        return bool(self.planned.data)
+
+    def verify(self) -> None:
+        v = self.values()
+        problems = []
+        if v["tm"] < 1 or v["tn"] < 1:
+            problems.append("the thread tile must be positive")
+        threads = (v["threads_m"], v["threads_n"])
+        if (threads[0] == 0) != (threads[1] == 0) or min(threads) < 0:
+            problems.append("threads are both positive or both absent")
+        elif v["threads_m"] * v["threads_n"] > MAX_THREADS_PER_BLOCK:
+            problems.append(f"threads exceed the {MAX_THREADS_PER_BLOCK} of a block")
+        if v["threads_m"] and v["k_chunk"] < 1:
+            problems.append("a planned block tile has a k_chunk")
+        if v["k_chunk"] < 0 or v["unroll"] < 0:
+            problems.append("k_chunk and unroll are not negative")
+        if v["unroll"] and (not v["k_chunk"] or v["k_chunk"] % v["unroll"]):
+            problems.append("unroll divides k_chunk")
+        if v["splits"] < 1 or v["resident"] < 1:
+            problems.append("splits and resident are positive")
+        if v["fill"] not in ("", *FILLS):
+            problems.append(f"fill is one of {', '.join(FILLS)}")
+        if v["planned"] not in (0, 1):
+            problems.append("planned is 0 or 1")
+        if problems:
+            raise VerifyException(f"tile.schedule: {'; '.join(problems)}, got {self}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        v = self.values()
+        parts = ["planned"] if v["planned"] else []
+        for word, (a, b) in _LISTS:
+            if v[a] or word == "thread":
+                parts.append(f"{word} = [{v[a]}, {v[b]}]")
+        for key in _SCALARS:
+            if v[key] != SCHEDULE_DEFAULTS[key]:
+                parts.append(f"{key} = {v[key]}")
+        if v["fill"]:
+            parts.append(f"fill = {v['fill']}")
+        printer.print_string(f"<{', '.join(parts)}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        fields: dict[str, Any] = {}
+        lists = dict(_LISTS)
+
+        def parse_field() -> None:
+            word = parser.parse_identifier()
+            if word == "planned":
+                fields["planned"] = 1
+                return
+            parser.parse_punctuation("=")
+            if word in lists:
+                a, b = lists[word]
+                values = parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE, parser.parse_integer
+                )
+                if len(values) != 2:
+                    parser.raise_error(f"tile.schedule: {word} takes two integers")
+                fields[a], fields[b] = values
+            elif word in _SCALARS:
+                fields[word] = parser.parse_integer()
+            elif word == "fill":
+                fields["fill"] = parser.parse_identifier()
+            else:
+                parser.raise_error(
+                    f"tile.schedule: unknown field '{word}' (planned, thread, threads, "
+                    f"{', '.join(_SCALARS)}, fill)"
+                )
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, parse_field)
+        if "tm" not in fields:
+            parser.raise_error("tile.schedule: thread = [TM, TN] is required")
+        try:
+            schedule = ScheduleAttr.make(fields.pop("tm"), fields.pop("tn"), **fields)
+        except VerifyException as e:
+            parser.raise_error(str(e))
+        return list(schedule.parameters)
+
+
+def schedule_of(op: Operation) -> ScheduleAttr | None:
+    """The schedule the matmul planning function left on the kernel ``op``, if any."""
+    attr = op.attributes.get(SCHEDULE)
+    return attr if isinstance(attr, ScheduleAttr) else None
 
 
 def is_register_tiled(op: Operation) -> bool:
     """Whether ``register-tile`` gave each thread of the kernel ``op`` a tile of outputs
     (its K loop is then the matmul passes' business, not the reduction passes')."""
-    return REGISTER_TILE in op.attributes
+    schedule = schedule_of(op)
+    return schedule is not None and not schedule.is_planned
 
 
 def min_blocks_per_sm(op: Operation) -> int | None:
-    """The blocks per SM the kernel's ``__launch_bounds__`` asks for: the cost model's
-    ``min_blocks_per_sm`` (1 when it left none) for a register-tiled kernel, else None."""
-    if not is_register_tiled(op):
-        return None
-    wanted = op.attributes.get(MIN_BLOCKS_PER_SM)
-    return wanted.value.data if isinstance(wanted, IntegerAttr) else 1
+    """The blocks per SM the kernel's ``__launch_bounds__`` asks for: the schedule's
+    ``resident`` for a register-tiled kernel, else None."""
+    schedule = schedule_of(op)
+    return schedule.resident.data if is_register_tiled(op) else None  # type: ignore[union-attr]
 
 
 def verify_schedule_attributes(op: Operation) -> None:
-    """Each schedule attribute on ``op`` holds its count of positive integers."""
-    for name, (count, meaning) in SCHEDULE_ATTRIBUTES.items():
-        attr = op.attributes.get(name)
-        if attr is None:
-            continue
-        if isinstance(attr, DenseArrayBase):
-            values = list(attr.get_values())
-        elif isinstance(attr, IntegerAttr):
-            values = [attr.value.data]
-        else:
-            values = None
-        if values is None or len(values) != count or min(values) < 1:
-            raise VerifyException(
-                f"{op.name}: schedule attribute {name} must be {count} positive integer"
-                f"{'s' if count > 1 else ''} ({meaning}), got {attr}"
-            )
+    """A kernel's ``schedule`` attribute is a ``#tile.schedule``."""
+    attr = op.attributes.get(SCHEDULE)
+    if attr is not None and not isinstance(attr, ScheduleAttr):
+        raise VerifyException(f"{op.name}: attribute schedule must be a #tile.schedule, got {attr}")
 
 
 def thread_axis_extent(op: IRDLOperation, value: SSAValue) -> int:
@@ -382,10 +524,10 @@ class StageOp(IRDLOperation):
         %xs = tile.stage %x_b[0, %m0, %k0] box [128, 8] transpose pad 4
                 : memref<1x128x2048xf32> -> memref<8x132xf32>
 
-    ``buffers 2`` (``double-buffer``) keeps two copies, chunk ``k`` in copy ``k % 2``, and
-    ``async`` (``async-copy``) fills it with ``cp.async``, ``tma`` (``tma-copy``, sm_90)
-    with whole-box TMA copies that complete on an mbarrier: a ``pipeline`` K loop
-    (``pipeline-k-outer``) then copies chunk ``k + 1`` while it computes chunk ``k``. The
+    ``buffers 2`` keeps two copies, chunk ``k`` in copy ``k % 2``, and ``async`` fills it
+    with ``cp.async``, ``tma`` (sm_90) with whole-box TMA copies that complete on an
+    mbarrier: a ``pipeline`` K loop then copies chunk ``k + 1`` while it computes chunk
+    ``k`` (``fill-k-loop`` sets all of them, as ``schedule.fill.plan_fill`` chose). The
     tile level's meaning is unchanged (the slab at this iteration's origin); materialize
     spells the rotation out.
 
@@ -426,9 +568,9 @@ class StageOp(IRDLOperation):
     box = opt_prop_def(ArrayAttr[IntAttr])  # the slab's extents in source order
     transpose = opt_prop_def(UnitAttr)
     pad = opt_prop_def(IntAttr)
-    buffers = opt_prop_def(IntAttr)  # double-buffer: copies of the slab, chunk k in k % 2
-    async_ = opt_prop_def(UnitAttr, prop_name="async")  # async-copy: filled by cp.async
-    tma = opt_prop_def(UnitAttr)  # tma-copy: filled by TMA box copies (sm_90)
+    buffers = opt_prop_def(IntAttr)  # fill-k-loop: copies of the slab, chunk k in k % 2
+    async_ = opt_prop_def(UnitAttr, prop_name="async")  # fill-k-loop: filled by cp.async
+    tma = opt_prop_def(UnitAttr)  # fill-k-loop: filled by TMA box copies (sm_90)
     split = opt_prop_def(IntAttr)  # split-inner-for-swizzle: inner pieces of this many
     swizzle = opt_prop_def(IntAttr)  # split-inner-for-swizzle: TMA swizzle mode, bytes
     result = result_def(MemRefType)
@@ -753,4 +895,4 @@ def stored_shape(box: Sequence[int], transpose: bool, pad: int, split: int = 0) 
     return tuple(shape)
 
 
-Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp, StageOp])
+Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp, StageOp], [ScheduleAttr])

@@ -31,15 +31,12 @@ PIPELINE: tuple[tuple[str, str, str], ...] = (
     ),
     ("tile", "stage-inputs", "deplodock.passes.tile.stage_inputs:StageInputs"),
     ("tile", "pad-smem", "deplodock.passes.tile.pad_smem:PadSmem"),
-    ("tile", "double-buffer", "deplodock.passes.tile.double_buffer:DoubleBuffer"),
-    ("tile", "async-copy", "deplodock.passes.tile.async_copy:AsyncCopy"),
-    ("tile", "tma-copy", "deplodock.passes.tile.tma_copy:TmaCopy"),
+    ("tile", "fill-k-loop", "deplodock.passes.tile.fill_k_loop:FillKLoop"),
     (
         "tile",
         "split-inner-for-swizzle",
         "deplodock.passes.tile.split_inner_for_swizzle:SplitInnerForSwizzle",
     ),
-    ("tile", "pipeline-k-outer", "deplodock.passes.tile.pipeline_k_outer:PipelineKOuter"),
     ("tile", "mark-unroll", "deplodock.passes.tile.mark_unroll:MarkUnroll"),
     ("kernel", "materialize", "deplodock.passes.kernel.materialize:Materialize"),
 )

@@ -36,9 +36,8 @@ from deplodock.passes.tile.analysis import (
     stored_both_ways,
     top_level_reduces,
 )
-from deplodock.passes.tile.matmul_tile import (
+from deplodock.passes.tile.schedule.matmul import (
     CANDIDATES,
-    block_tile_of,
     chunk_unroll,
     matmul_plan,
     matmul_tile,
@@ -62,17 +61,17 @@ class Program:
     # stored both ways: cp.async for one, register prefetch for the other), "single" (one
     # buffer, two barriers a chunk) or "async" (two buffers, 4-byte cp.async one chunk
     # ahead; slower, kept tested)
-    # or "tma" (two buffers, TMA box copies one chunk ahead on mbarriers; tma-copy is off
-    # by default, not measured yet).
+    # or "tma" (two buffers, TMA box copies one chunk ahead on mbarriers; fill-k-loop's tma
+    # is off by default, not measured yet).
     schedule: str = "prefetch"
 
 
 SCHEDULE_OPTIONS = {
     "prefetch": {},
     "mixed": {},
-    "single": {"double-buffer": {"max_bytes": 0}},
-    "async": {"double-buffer": {"always": True}, "async-copy": {"narrow": True}},
-    "tma": {"tma-copy": {"enable": True}},
+    "single": {"fill-k-loop": {"max_bytes": 0}},
+    "async": {"fill-k-loop": {"always": True, "narrow": True}},
+    "tma": {"fill-k-loop": {"tma": True}},
 }
 
 
@@ -233,11 +232,7 @@ def stages(name: str) -> Stages:
 
 
 def _matmul_kernels(text: str, kind: type) -> list:
-    return [
-        op
-        for op in _parse(text).walk()
-        if isinstance(op, kind) and "register_tile" in op.attributes
-    ]
+    return [op for op in _parse(text).walk() if isinstance(op, kind) and tile.is_register_tiled(op)]
 
 
 # --- meaning ---------------------------------------------------------------------------------
@@ -295,11 +290,19 @@ def test_the_schedule(name: str) -> None:
     assert tiled_all and len(tiled_all) == len(placed_all) == len(staged_all)
     for tiled, placed, staged in zip(tiled_all, placed_all, staged_all, strict=True):
         _check_schedule(program, tiled, placed, staged)
+    # The fill the planner chose is the one the program is listed under, on every kernel.
+    fills = {
+        tile.schedule_of(k).fill.data
+        for k in _matmul_kernels(got.texts["fill-k-loop"], tile.KernelOp)
+    }
+    assert fills == {"sync" if program.schedule == "single" else program.schedule}
 
 
 def _check_schedule(program: Program, tiled, placed, staged) -> None:
     assert register_tile_of(tiled) == program.tile
-    threads_m, threads_n, bk = block_tile_of(tiled)
+    schedule = tile.schedule_of(tiled)
+    threads_m, threads_n = schedule.block_threads
+    bk = schedule.k_chunk.data
     bk = program.options.get("chunk-matmul-k", {}).get("bk") or bk  # an option overrides
     threads = [e for _, e, b in placed.axes if b == "thread"]
     assert threads == [threads_m, threads_n]
@@ -602,7 +605,8 @@ def test_split_k() -> None:
     assert [k.sym_name.data for k in kernels] == ["k_linear_chunks", "k_linear"]
     parts, combine = kernels
     assert [e for _, e, _ in parts.axes] == [4, 32, 256]
-    assert "matmul_tile" in parts.attributes
+    assert tile.schedule_of(parts).is_planned and tile.schedule_of(parts).splits.data == 4
+    assert tile.schedule_of(combine) is None
     (k_loop,) = [op for op in parts.body.block.ops if isinstance(op, loop.ForOp)]
     assert k_loop.extent == 128
     (adds,) = [op for op in combine.body.block.ops if isinstance(op, loop.ForOp)]

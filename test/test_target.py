@@ -15,7 +15,7 @@ from deplodock.backends.cuda.emit import emit_kernel_sources
 from deplodock.backends.cuda.nvrtc import compile_kernels
 from deplodock.cli import main
 from deplodock.frontends.export import export_module, import_program
-from deplodock.passes.tile.matmul_tile import matmul_plan
+from deplodock.passes.tile.schedule.matmul import matmul_plan
 from deplodock.pipeline import lower
 from deplodock.target import TARGETS, UnknownTarget, target_for
 
@@ -53,10 +53,10 @@ def test_a_pass_option_names_an_unknown_arch(tmp_path) -> None:
     source = tmp_path / "m.mlir"
     source.write_text("func.func @forward() {\n  func.return\n}\n")
     done = subprocess.run(
-        [tool, str(source), "-p", "async-copy{arch=sm_7}"], capture_output=True, text=True
+        [tool, str(source), "-p", "fill-k-loop{arch=sm_7}"], capture_output=True, text=True
     )
     assert done.returncode == 1, done.stderr
-    assert "async-copy: unknown CUDA architecture 'sm_7'" in done.stderr
+    assert "fill-k-loop: unknown CUDA architecture 'sm_7'" in done.stderr
 
 
 def test_features_follow_the_arch() -> None:

@@ -3,8 +3,8 @@
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
           ──tileify, split-matmul-k, register-tile, chunk-matmul-k, chunk-reduce,
             cooperative-reduce, vectorize, blockify-launch, permute-register-tile,
-            stage-inputs, pad-smem, double-buffer, async-copy, tma-copy,
-            split-inner-for-swizzle, pipeline-k-outer, mark-unroll──▶ tile
+            stage-inputs, pad-smem, fill-k-loop, split-inner-for-swizzle,
+            mark-unroll──▶ tile
           ──materialize──▶ kernel
           ──emit──▶ cuda
 
@@ -307,14 +307,14 @@ def compile_fitting(
 
 def uncap(module: ModuleOp, names: Sequence[str]) -> list[str]:
     """The kernels among ``names`` whose ``__launch_bounds__`` asks for more than one block
-    an SM, with that cap dropped (``tile.MIN_BLOCKS_PER_SM``): what they were, by name."""
+    an SM, with that cap dropped (the schedule's ``resident``): what they were, by name."""
     from deplodock.dialects import kernel, tile
 
     dropped = []
     for op in module.walk():
         if isinstance(op, kernel.KernelOp) and op.sym_name.data in names:
             if (op.min_blocks_per_sm or 1) > 1:
-                del op.attributes[tile.MIN_BLOCKS_PER_SM]
+                op.attributes[tile.SCHEDULE] = tile.schedule_of(op).replace(resident=1)
                 dropped.append(op.sym_name.data)
     return dropped
 

@@ -126,7 +126,7 @@ def target_for(arch: str | None = None) -> Target:
 
 def pass_target(pass_name: str, arch: str) -> Target:
     """``target_for(arch)`` for a pass's ``arch`` option: an unknown one is the pass's
-    diagnostic (``deplo-opt -p 'async-copy{arch=sm_7}'`` says so, exit 1)."""
+    diagnostic (``deplo-opt -p 'fill-k-loop{arch=sm_7}'`` says so, exit 1)."""
     from xdsl.utils.exceptions import DiagnosticException
 
     try:

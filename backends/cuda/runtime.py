@@ -49,7 +49,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
 from deplodock.backends.cuda.cache import KernelCache
-from deplodock.backends.cuda.driver import LoadedKernels, NoGpuError, gpu_available
+from deplodock.backends.cuda.driver import LoadedKernels, NoGpuError, current_arch, gpu_available
 from deplodock.backends.cuda.emit import emit_cuda, emit_kernel_sources
 from deplodock.backends.cuda.nvrtc import CompiledKernels, KernelResources, compile_kernels
 from deplodock.backends.cuda.tensor_maps import (
@@ -61,6 +61,7 @@ from deplodock.backends.cuda.tensor_maps import (
 from deplodock.dialects import kernel
 from deplodock.dialects.signature import GraphInput, graph_inputs, torch_dtype
 from deplodock.dialects.torch import printed_names
+from deplodock.target import target_for
 
 
 def forward_func(module: ModuleOp, entry: str = "forward") -> func.FuncOp:
@@ -79,6 +80,18 @@ class IRNotKept(RuntimeError):
     """The program was read back from the program cache, which keeps no IR."""
 
 
+def binary_arch(arch: str) -> str:
+    """The architecture to compile a program whose schedule was planned for ``arch`` to:
+    the GPU's own when one is present and newer (a program planned for sm_80 runs on an
+    H200 as sm_90 code: it uses only what sm_80 has, and an sm_80 cubin would not load),
+    else ``arch`` (no GPU: compile only; the same GPU; an arch-specific ``sm_90a``)."""
+    if not gpu_available() or arch.endswith("a"):
+        return arch
+    device = current_arch()
+    newer = target_for(device).sm > target_for(arch).sm
+    return device if newer else arch
+
+
 class CompiledProgram:
     """A kernel-level program compiled kernel by kernel, callable on CUDA tensors."""
 
@@ -95,14 +108,15 @@ class CompiledProgram:
         identical up to names compile once, units already in the disk cache are read back
         (``cache``: None for the environment's, False for none), the rest compile on
         ``jobs`` threads. ``compiled``: the kernels when the caller already compiled them.
-        ``source`` is the whole program's CUDA, as one file (for reading)."""
+        ``source`` is the whole program's CUDA, as one file (for reading). On a GPU newer
+        than ``arch`` the binary is the GPU's (``binary_arch``)."""
         self._module_op: ModuleOp | None = module
         self._func: func.FuncOp | None = forward_func(module)
         self._kernels: list[kernel.KernelOp] | None = [
             op for op in self._func.body.walk() if isinstance(op, kernel.KernelOp)
         ]
         self.compiled: CompiledKernels = compiled or compile_kernels(
-            emit_kernel_sources(module), arch=arch, cache=cache, jobs=jobs
+            emit_kernel_sources(module), arch=binary_arch(arch), cache=cache, jobs=jobs
         )
         self._loaded: LoadedKernels | None = None
 

@@ -1,6 +1,6 @@
 """``materialize``'s slabs: the cooperative fill of a ``tile.stage``, and the rotation of
-a K loop whose slabs are double-buffered (``buffers 2``) and, when ``pipeline-k-outer``
-marked it, filled by ``cp.async`` one chunk ahead.
+a K loop whose slabs are double-buffered (``buffers 2``) and, when ``fill-k-loop``
+marked it ``pipeline``, filled one chunk ahead.
 
 A fill is a loop over the slab's elements in the source's order, thread ``t`` taking
 flat elements ``t, t + T, ..`` (consecutive threads, consecutive global addresses:
@@ -34,7 +34,7 @@ whole before anyone reads it. Measured on the H200 (session 6, square 4096): 296
 against 3034 us single-buffered (cuBLAS 2686; a hand-written kernel of the same
 schedule, first, 2908 against 3020).
 
-A loop whose slabs are all ``tma`` (``tma-copy``) is rotated by ``tma_fills.lower_tma``
+A loop whose slabs are all ``tma`` (``fill-k-loop{tma=true}``) is rotated by ``tma_fills.lower_tma``
 (one thread copies each chunk's boxes, completing on an mbarrier per buffer, every thread
 waits for its chunk's phase); ``double_buffers`` allocates the arrays for both.
 
@@ -288,7 +288,7 @@ def lower_buffered(
     if any(stage.swizzle_bytes for stage in stages):
         raise DiagnosticException(
             "materialize: a swizzled slab is filled by TMA only, in a pipelined loop of tma "
-            "slabs (run tma-copy and pipeline-k-outer; a thread's fill cannot swizzle)"
+            "slabs (run fill-k-loop{tma=true}; a thread's fill cannot swizzle)"
         )
     iv = for_op.induction_var
     chunks = for_op.extent

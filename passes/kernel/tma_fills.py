@@ -1,4 +1,4 @@
-"""``materialize``'s TMA rotation: a pipelined K loop whose slabs are all ``tma`` (``tma-copy``).
+"""``materialize``'s TMA rotation: a pipelined K loop whose slabs are all ``tma``.
 
 One thread issues each chunk's copies, a box per slab (a box per piece of a ``split``
 slab), all completing on one mbarrier per buffer; every thread waits on the buffer's

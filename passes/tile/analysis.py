@@ -7,7 +7,6 @@ another pass for them.
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseArrayBase
 from xdsl.ir import Block, Operation, SSAValue
 
 from deplodock.dialects import loop, tile
@@ -78,11 +77,8 @@ def reads_only_inputs(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
 
 def register_tile_of(kernel: tile.KernelOp) -> tuple[int, int] | None:
     """``(TM, TN)`` when ``register-tile`` tiled this kernel, else None."""
-    attr = kernel.attributes.get(tile.REGISTER_TILE)
-    if isinstance(attr, DenseArrayBase):
-        tm, tn = attr.get_values()
-        return int(tm), int(tn)
-    return None
+    schedule = tile.schedule_of(kernel)
+    return schedule.thread_tile if tile.is_register_tiled(kernel) else None  # type: ignore[union-attr]
 
 
 def depends_on(value: SSAValue, axis: SSAValue, memo: dict[SSAValue, bool]) -> bool:

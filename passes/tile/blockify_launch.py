@@ -5,8 +5,8 @@
   is smaller than a block should be; then ``rows_per_block`` rows of the innermost free
   axis share a block, ``%a = %a_b * R + %a_r`` with ``%a_r`` a thread axis placed before
   the cooperative one (which must stay innermost: its threads are consecutive lanes).
-* A register-tiled matmul with a block tile (``block_tile``, chosen by the cost model
-  ``matmul_tile``) splits its last two axes into ``Tm x Tn`` threads and blocks
+* A register-tiled matmul with a block tile (the ``threads`` of its ``#tile.schedule``,
+  chosen by ``plan_matmul``) splits its last two axes into ``Tm x Tn`` threads and blocks
   (``matmul_placements``): each block owns a ``BM x BN`` tile of the output.
 * Otherwise a block of ``block_threads`` threads is taken from the innermost axes (the
   fastest-varying index of the loads, so a warp reads consecutive elements) and the rest
@@ -47,7 +47,6 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.matmul_tile import block_tile_of
 
 DEFAULT_BLOCK_THREADS = 256  # 8 warps: good occupancy for memory-bound kernels on sm_90
 
@@ -107,13 +106,14 @@ def place_axes(extents: list[int], budget: int) -> list[Placement]:
 
 
 def matmul_placements(op: tile.KernelOp, free: list[int]) -> list[Placement] | None:
-    """A register-tiled matmul's block tile (``block_tile``, the cost model's): the last
+    """A register-tiled matmul's block tile (its schedule's ``threads``, the planner's): the last
     two axes split into ``Tm x Tn`` threads and the rest of each into blocks, the other
     axes blocks. None when the kernel has no block tile or it does not divide the axes."""
-    decided = block_tile_of(op)
+    schedule = tile.schedule_of(op)
+    decided = schedule.block_threads if schedule is not None else None
     if decided is None or len(free) != op.num_axes or len(free) < 2:
         return None
-    threads_m, threads_n, _ = decided
+    threads_m, threads_n = decided
     m, n = free[-2], free[-1]
     if m % threads_m or n % threads_n:
         return None

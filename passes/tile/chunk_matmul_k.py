@@ -21,8 +21,8 @@ chunks: the interpreters add each chunk's partial sum to the outer accumulator (
 to rounding), and the CUDA emitter accumulates the inner loop straight into the outer
 accumulators, which is the unchunked loop's order, bit for bit.
 
-The decision is ``chunk_of``: a kernel with a cost-model block tile (``block_tile``,
-``matmul_tile``) takes its ``BK``; the ``bk`` option chunks every register-tiled kernel;
+The decision is ``chunk_of``: a kernel whose ``#tile.schedule`` has a ``k_chunk`` (the
+planner's ``BK``, ``plan_matmul``) takes it; the ``bk`` option chunks every register-tiled kernel;
 a loop whose extent ``BK`` does not divide, or that would get a single chunk, is left.
 The pass is idempotent: a chunked loop's body is a loop, not a multiple of ``BK`` long.
 """
@@ -49,7 +49,6 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.passes.tile.analysis import is_chunked, register_tile_of, top_level_reduces
-from deplodock.passes.tile.matmul_tile import block_tile_of
 
 
 def chunk_of(kernel: tile.KernelOp, reduce: loop.ForOp, bk: int) -> int | None:
@@ -57,10 +56,9 @@ def chunk_of(kernel: tile.KernelOp, reduce: loop.ForOp, bk: int) -> int | None:
     if register_tile_of(kernel) is None or is_chunked(reduce) or reduce.lower.data != 0:
         return None
     if bk == 0:
-        decided = block_tile_of(kernel)
-        if decided is None:
+        bk = tile.schedule_of(kernel).k_chunk.data  # type: ignore[union-attr]
+        if bk == 0:
             return None
-        bk = decided[2]
     extent = reduce.extent
     return bk if extent % bk == 0 and extent >= 2 * bk else None
 

@@ -8,8 +8,8 @@ the register pressure, and so does a matmul's K-outer loop (it refills slabs: ea
 iteration is a whole chunk). The decision is ``unroll_count``; ``max_trips`` overrides its bound.
 
 A K chunk's inner loop (the loop in a K-outer loop that reads its slabs: a register
-tile's FMAs) unrolls up to the ``chunk_unroll`` steps the cost model left on the kernel
-(``matmul_tile.chunk_unroll``: a whole chunk of 16 for the 128 x 128 tile, which NVRTC
+tile's FMAs) unrolls up to the ``unroll`` steps of the kernel's ``#tile.schedule``
+(``schedule.matmul.chunk_unroll``: a whole chunk of 16 for the 128 x 128 tile, which NVRTC
 alone unrolls only 4 times; 10% faster measured), else up to ``max_trips``;
 ``max_chunk_trips`` overrides both.
 
@@ -35,13 +35,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntAttr, ModuleOp
 from xdsl.passes import ModulePass
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.access import element_bytes
 from deplodock.dialects.loop import vector_of
-from deplodock.passes.tile.matmul_tile import CHUNK_UNROLL
 
 
 def per_thread_trips(op: loop.ForOp | tile.StridedForOp) -> int:
@@ -100,8 +99,8 @@ def rereads_a_row(op: loop.ForOp | tile.StridedForOp) -> bool:
 
 
 def chunk_unroll_of(kernel: tile.KernelOp) -> int | None:
-    attr = kernel.attributes.get(CHUNK_UNROLL)
-    return attr.value.data if isinstance(attr, IntegerAttr) else None
+    schedule = tile.schedule_of(kernel)
+    return schedule.unroll.data or None if schedule is not None else None
 
 
 def is_chunk_loop(op: loop.ForOp | tile.StridedForOp) -> bool:

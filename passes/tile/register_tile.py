@@ -45,19 +45,20 @@ So the same additions happen in the same order per output: the result is exact, 
 merely close.
 
 The decision is ``tile_factors``: a kernel straight from ``tileify`` (every axis free, no
-``register_tile`` attribute yet: the pass is idempotent), at least two axes, and a
+applied ``#tile.schedule`` yet: the pass is idempotent), at least two axes, and a
 contraction (a top-level reduce loop loads an element that not every axis indexes; see
 ``analysis.is_contraction``). Each of the last two axes is tiled by its factor
 (``tm`` for the second-to-last, ``tn`` for the last; 1 leaves the axis alone) when the
 factor divides its extent and some load of a reduce loop does not depend on that axis
-(else no load is shared across its copies: nothing to reuse). The factors are the cost
-model's by default (``tm = tn = 0``: ``matmul_plan`` in ``matmul_tile.py``, or the tile
-``split-matmul-k`` planned for a kernel of partial sums), and a shape the model has no tile
-for is left to the default schedule. The pass refuses a reduce loop that writes memory.
-The tiled kernel carries ``register_tile = array<i64: TM, TN>`` (``register_tile_of``
-reads it) and, when the cost model chose, ``block_tile = array<i64: Tm, Tn, BK>`` for the
-passes that follow. Each thread keeps its whole tile: the K loop stays per thread, and
-``cooperative-reduce`` leaves a kernel with that attribute alone.
+(else no load is shared across its copies: nothing to reuse). The factors are the
+planner's by default (``tm = tn = 0``: ``plan_matmul`` in ``passes/tile/schedule/matmul.py``,
+or the plan ``split-matmul-k`` left on a kernel of partial sums), and a shape the planner
+has no tile for is left to the default schedule. The pass refuses a reduce loop that
+writes memory. The tiled kernel carries its ``#tile.schedule`` (``schedule =
+#tile.schedule<thread = [TM, TN], threads = [Tm, Tn], k_chunk = BK, ..>``; only the
+register tile when options gave it) for the passes that follow. Each thread keeps its
+whole tile: the K loop stays per thread, and ``cooperative-reduce`` leaves a register-tiled
+kernel alone.
 
 The rest of the matmul schedule is later passes: ``chunk-matmul-k`` (K in chunks),
 ``blockify-launch`` (the block tile), ``permute-register-tile`` (float4 column strips),
@@ -69,7 +70,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
@@ -80,33 +81,19 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.traits import MemoryWriteEffect, Pure
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.analysis import (
-    depends_on,
-    is_contraction,
-    shares_loads_across,
-    stored_both_ways,
-    top_level_reduces,
-)
-from deplodock.passes.tile.matmul_tile import (
-    BLOCK_TILE,
-    CHUNK_UNROLL,
-    MIN_BLOCKS,
+from deplodock.passes.tile.analysis import depends_on, shares_loads_across, top_level_reduces
+from deplodock.passes.tile.schedule.matmul import (
     MatmulTile,
-    block_tile_attr,
-    chunk_unroll,
-    matmul_tile,
-    min_blocks_per_sm,
-    planned_tile_of,
+    matmul_problem,
+    plan_matmul,
+    schedule_for,
 )
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
-
-ATTRIBUTE = tile.REGISTER_TILE
-"""The tiled kernel's attribute: ``array<i64: TM, TN>``, the factors of its last two axes."""
 
 
 def _factor(extent: int, factor: int, reused: bool) -> int:
@@ -115,46 +102,36 @@ def _factor(extent: int, factor: int, reused: bool) -> int:
 
 def tile_factors(
     kernel: tile.KernelOp, tm: int, tn: int, target: Target | None = None
-) -> tuple[int, int, MatmulTile | None] | None:
-    """Cost function: ``(TM, TN, block tile)`` for the last two axes of ``kernel``, or None
+) -> tuple[int, int, tile.ScheduleAttr | None] | None:
+    """Cost function: ``(TM, TN, schedule)`` for the last two axes of ``kernel``, or None
     to leave it.
 
-    See the module docstring: a contraction straight from ``tileify``, each axis tiled by
-    its factor when the factor divides its extent and the axis's copies share a load. With
-    ``tm = tn = 0`` the factors are the cost model's (``matmul_tile``), which also chooses
-    the block tile the later passes follow; a shape it has no tile for is left alone.
+    See the module docstring: a contraction straight from ``tileify`` (``matmul_problem``),
+    each axis tiled by its factor when the factor divides its extent and the axis's copies
+    share a load. With ``tm = tn = 0`` the schedule is the planner's (``plan_matmul``, or
+    the plan ``split-matmul-k`` left), which the later passes follow; a shape it has no
+    tile for is left alone.
     """
-    axes = kernel.axes
-    if ATTRIBUTE in kernel.attributes or len(axes) < 2:
+    schedule = tile.schedule_of(kernel)
+    if schedule is not None and not schedule.is_planned:
+        return None  # tiled already: the pass is idempotent
+    by_model = tm == 0 and tn == 0
+    if matmul_problem(kernel, by_model) is None:
         return None
-    if any(binding != "free" for _, _, binding in axes):
-        return None
+    if by_model:
+        schedule = schedule or plan_matmul(kernel, target, split=False)
+        if schedule is None:
+            return None
+        tm, tn = schedule.thread_tile
+    else:
+        schedule = None
     reduces = top_level_reduces(kernel)
-    if not reduces or not is_contraction(kernel, reduces):
-        return None
-    if any(o.has_trait(MemoryWriteEffect) for r in reduces for o in r.walk()):
-        return None
-    (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
-    choice = None
-    if tm == 0 and tn == 0:
-        if not (shares_loads_across(reduces, m) and shares_loads_across(reduces, n)):
-            return None
-        batch = 1
-        for _, extent, _ in axes[:-2]:
-            batch *= extent
-        k_extent = max(r.extent for r in reduces)
-        mixed = stored_both_ways(reduces)
-        choice = planned_tile_of(kernel) or matmul_tile(
-            m_extent, n_extent, k_extent, batch, mixed, target
-        )
-        if choice is None:
-            return None
-        tm, tn = choice.tm, choice.tn
+    (m, m_extent, _), (n, n_extent, _) = kernel.axes[-2], kernel.axes[-1]
     factors = (
         _factor(m_extent, tm, shares_loads_across(reduces, m)),
         _factor(n_extent, tn, shares_loads_across(reduces, n)),
     )
-    return (*factors, choice) if factors != (1, 1) else None
+    return (*factors, schedule) if factors != (1, 1) else None
 
 
 class _Jammer:
@@ -254,9 +231,9 @@ class RegisterTileKernel(RewritePattern):
         factors = tile_factors(op, self.tm, self.tn, self.target)
         if factors is None:
             return
-        tm, tn, choice = factors
-        if choice is None and min(self.threads) > 0:
-            choice = MatmulTile(tm, tn, *self.threads)
+        tm, tn, schedule = factors
+        if schedule is None and min(self.threads) > 0:
+            schedule = schedule_for(MatmulTile(tm, tn, *self.threads))
         old = op.body.block
         axes = op.axes
         (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
@@ -309,12 +286,11 @@ class RegisterTileKernel(RewritePattern):
             Region(new),
         )
         tiled.attributes.update(op.attributes)
-        tiled.attributes[ATTRIBUTE] = DenseArrayBase.from_list(i64, [tm, tn])
-        if choice is not None:
-            tiled.attributes[BLOCK_TILE] = block_tile_attr(choice)
-            tiled.attributes[MIN_BLOCKS] = IntegerAttr(min_blocks_per_sm(choice), i64)
-            if (unroll := chunk_unroll(choice)) is not None:
-                tiled.attributes[CHUNK_UNROLL] = IntegerAttr(unroll, i64)
+        tiled.attributes[tile.SCHEDULE] = (
+            schedule.replace(tm=tm, tn=tn, planned=0)
+            if schedule
+            else tile.ScheduleAttr.make(tm, tn)
+        )
         rewriter.replace(op, tiled)
 
 
@@ -326,26 +302,26 @@ class RegisterTile(ModulePass):
 
     tm: int = 0
     """Rows of the tile: the factor of the second-to-last axis (1: leave that axis; 0 with
-    tn = 0: the cost model's, ``matmul_tile``)."""
+    tn = 0: the planner's, ``plan_matmul``)."""
 
     tn: int = 0
     """Columns of the tile: the factor of the last axis (1: leave that axis)."""
 
     threads_m: int = 0
     """With ``tm``/``tn``: the block's threads along m (and ``threads_n`` along n) of a
-    block tile for the later passes, as the cost model would record it (0: none)."""
+    block tile for the later passes, as the planner would record it (0: none)."""
 
     threads_n: int = 0
 
     arch: str = DEFAULT_ARCH
-    """The target (``deplodock.target``) the cost model chooses the tile for."""
+    """The target (``deplodock.target``) the planner chooses the schedule for."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         by_model = self.tm == 0 and self.tn == 0
         if not by_model and (self.tm < 1 or self.tn < 1):
             raise DiagnosticException(
                 f"register-tile: tm={self.tm} and tn={self.tn} must be at least 1 (or both 0: "
-                "the cost model's)"
+                "the planner's)"
             )
         PatternRewriteWalker(
             GreedyRewritePatternApplier(

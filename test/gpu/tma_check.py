@@ -11,7 +11,7 @@ For each shape K x M x N it compiles ``torch.matmul(a.t(), b)`` with ``a`` (K, M
 through ``CompiledProgram``:
 
 * ``default``: the pipeline as it is (the K loop pipelined with 16-byte ``cp.async``);
-* ``tma``: the same with ``tma-copy{enable=true}`` (boxes copied by TMA, mbarriers);
+* ``tma``: the same with ``fill-k-loop{tma=true}`` (boxes copied by TMA, mbarriers);
 * ``tma+swz``: and ``split-inner-for-swizzle{swizzle=true}`` (SWIZZLE_128B boxes, loads
   indexing with an xor).
 
@@ -43,12 +43,12 @@ def compile_variants(k: int, m: int, n: int, arch: str) -> dict:
     from deplodock.api import _import, capture
     from deplodock.backends.cuda.runtime import CompiledProgram
     from deplodock.passes.tile.split_inner_for_swizzle import SplitInnerForSwizzle
-    from deplodock.passes.tile.tma_copy import TmaCopy
+    from deplodock.passes.tile.fill_k_loop import FillKLoop
     from deplodock.pipeline import lower
 
     a, b = torch.randn(k, m), torch.randn(k, n)
     _, exported = capture(matmul_t, a, b)
-    tma = {"tma-copy": TmaCopy(enable=True)}
+    tma = {"fill-k-loop": FillKLoop(tma=True)}
     variants = {
         "default": {},
         "tma": tma,
@@ -82,7 +82,7 @@ def check_shape(k: int, m: int, n: int, arch: str, rounds: int) -> tuple[bool, d
             f"{sorted({r.registers for r in resources})}, spills {any(r.spills for r in resources)}"
         )
         if not uses_tma:
-            print(f"[{name}] FAIL: tma-copy{{enable=true}} left no TMA copy in the kernels")
+            print(f"[{name}] FAIL: fill-k-loop{{tma=true}} left no TMA copy in the kernels")
             ok = False
     torch.manual_seed(sum(map(ord, name)))
     a = torch.randn(k, m, device="cuda")

@@ -369,9 +369,9 @@ func.func @grid_y_over_65535(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @schedule_attribute_zero(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %y = kernel.kernel @k grid(1, 1, 1) block(32, 1, 1) ins(%xb = %x : tensor<4xf32>) outs(%yb : tensor<4xf32>) attributes {min_blocks_per_sm = 0 : i64} {
+  %y = kernel.kernel @k grid(1, 1, 1) block(32, 1, 1) ins(%xb = %x : tensor<4xf32>) outs(%yb : tensor<4xf32>) attributes {schedule = 0 : i64} {
   }
   func.return %y : tensor<4xf32>
 }
 
-// CHECK: kernel.kernel: schedule attribute min_blocks_per_sm must be 1 positive integer (blocks), got 0 : i64
+// CHECK: kernel.kernel: attribute schedule must be a #tile.schedule, got 0 : i64

@@ -337,13 +337,13 @@ func.func @combine_across_31_threads(%x: tensor<31xf32>) -> tensor<31xf32> {
 
 // -----
 
-func.func @schedule_attribute_short(%x: tensor<64xf32>) -> tensor<64xf32> {
-  %y = tile.kernel @k axes(%t : 64 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) attributes {block_tile = array<i64: 16, 16>} {
+func.func @schedule_attribute_not_a_schedule(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 64 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) attributes {schedule = array<i64: 16, 16>} {
   }
   func.return %y : tensor<64xf32>
 }
 
-// CHECK: tile.kernel: schedule attribute block_tile must be 3 positive integers (threads along M, threads along N, BK), got array<i64: 16, 16>
+// CHECK: tile.kernel: attribute schedule must be a #tile.schedule, got array<i64: 16, 16>
 
 // -----
 

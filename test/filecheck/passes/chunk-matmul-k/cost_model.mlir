@@ -3,11 +3,11 @@
 // RUN: deplo-opt %s -p 'chunk-matmul-k{bk=8}' | filecheck %s --check-prefix=BK8
 
 // The same linear (1,64,128) x (128,128)^T after tileify,register-tile with the cost
-// model's choice: a 4 x 4 tile and block_tile = [8, 16, 16] (8 x 16 threads, BK = 16).
+// planner's schedule: a 4 x 4 tile, 8 x 16 threads, k_chunk (BK) = 16.
 // Without options the K loop is chunked by the block tile's BK; the bk option overrides it.
 
 func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor<1x64x128xf32> {
-  %linear = tile.kernel @k_linear axes(%a0_g : 16 = free, %a1_g : 32 = free) ins(%x_b = %x : tensor<1x64x128xf32>, %x1_b = %x1 : tensor<128x128xf32>) outs(%linear_b : tensor<1x64x128xf32>) attributes {covers = ["linear"], register_tile = array<i64: 4, 4>, block_tile = array<i64: 8, 16, 16>} {
+  %linear = tile.kernel @k_linear axes(%a0_g : 16 = free, %a1_g : 32 = free) ins(%x_b = %x : tensor<1x64x128xf32>, %x1_b = %x1 : tensor<128x128xf32>) outs(%linear_b : tensor<1x64x128xf32>) attributes {covers = ["linear"], schedule = #tile.schedule<thread = [4, 4], threads = [8, 16], k_chunk = 16>} {
     %a0_r0 = affine.apply affine_map<(d0) -> ((d0 * 4))> (%a0_g)
     %a0_r1 = affine.apply affine_map<(d0) -> (((d0 * 4) + 1))> (%a0_g)
     %a0_r2 = affine.apply affine_map<(d0) -> (((d0 * 4) + 2))> (%a0_g)
@@ -65,7 +65,7 @@ func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor
 
 // CHECK-LABEL: func.func @forward
 // CHECK:       tile.kernel @k_linear axes(%a0_g : 16 = free, %a1_g : 32 = free)
-// CHECK-SAME:  block_tile = array<i64: 8, 16, 16>
+// CHECK-SAME:  schedule = #tile.schedule<thread = [4, 4], threads = [8, 16], k_chunk = 16>
 // CHECK:       loop.for %a2_o = 0 to 8 reduce
 // CHECK-NEXT:    loop.for %a2_i = 0 to 16 reduce
 // CHECK-NEXT:      %a2 = affine.apply affine_map<(d0, d1) -> (((d0 * 16) + d1))> (%a2_o, %a2_i)

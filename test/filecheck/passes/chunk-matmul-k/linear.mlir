@@ -15,7 +15,7 @@
 // divide K (48) or that gives a single chunk (128).
 
 func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor<1x64x128xf32> {
-  %linear = tile.kernel @k_linear axes(%a0_g : 16 = free, %a1_g : 32 = free) ins(%x_b = %x : tensor<1x64x128xf32>, %x1_b = %x1 : tensor<128x128xf32>) outs(%linear_b : tensor<1x64x128xf32>) attributes {covers = ["linear"], register_tile = array<i64: 4, 4>} {
+  %linear = tile.kernel @k_linear axes(%a0_g : 16 = free, %a1_g : 32 = free) ins(%x_b = %x : tensor<1x64x128xf32>, %x1_b = %x1 : tensor<128x128xf32>) outs(%linear_b : tensor<1x64x128xf32>) attributes {covers = ["linear"], schedule = #tile.schedule<thread = [4, 4]>} {
     %a0_r0 = affine.apply affine_map<(d0) -> ((d0 * 4))> (%a0_g)
     %a0_r1 = affine.apply affine_map<(d0) -> (((d0 * 4) + 1))> (%a0_g)
     %a0_r2 = affine.apply affine_map<(d0) -> (((d0 * 4) + 2))> (%a0_g)

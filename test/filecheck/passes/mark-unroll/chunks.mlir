@@ -7,7 +7,7 @@
 // unrolls it 4 times on its own). max_chunk_trips overrides both. The K-outer loop, which
 // refills slabs, never unrolls.
 func.func @unrolled(%x: tensor<64x64xf32>) -> tensor<64xf32> {
-  %y = tile.kernel @k_unrolled axes(%m : 64 = thread) ins(%xb = %x : tensor<64x64xf32>) outs(%yb : tensor<64xf32>) attributes {chunk_unroll = 16 : i64} {
+  %y = tile.kernel @k_unrolled axes(%m : 64 = thread) ins(%xb = %x : tensor<64x64xf32>) outs(%yb : tensor<64xf32>) attributes {schedule = #tile.schedule<thread = [1, 1], k_chunk = 16, unroll = 16>} {
     %acc = loop.for %ko = 0 to 4 reduce(add) -> f32 {
       %xs = tile.stage %xb[0, %ko * 16] box [64, 16] : memref<64x64xf32> -> memref<64x16xf32>
       %part = loop.for %ki = 0 to 16 reduce(add) -> f32 {

@@ -11,7 +11,7 @@
 // k mod 2, and a second barrier frees that buffer for the copy of chunk k+2.
 
 func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor<1x64x128xf32> {
-  %linear = tile.kernel @k_linear axes(%a0_g_b : 2 = block, %a0_g_t : 8 = thread, %a1_g_b : 2 = block, %a1_g_t : 16 = thread) ins(%x_b = %x : tensor<1x64x128xf32>, %x1_b = %x1 : tensor<128x128xf32>) outs(%linear_b : tensor<1x64x128xf32>) attributes {covers = ["linear"], register_tile = array<i64: 4, 4>, block_tile = array<i64: 8, 16, 16>} {
+  %linear = tile.kernel @k_linear axes(%a0_g_b : 2 = block, %a0_g_t : 8 = thread, %a1_g_b : 2 = block, %a1_g_t : 16 = thread) ins(%x_b = %x : tensor<1x64x128xf32>, %x1_b = %x1 : tensor<128x128xf32>) outs(%linear_b : tensor<1x64x128xf32>) attributes {covers = ["linear"], schedule = #tile.schedule<thread = [4, 4], threads = [8, 16], k_chunk = 16>} {
     %a0_g = affine.apply affine_map<(d0, d1) -> (((d0 * 8) + d1))> (%a0_g_b, %a0_g_t)
     %a1_g = affine.apply affine_map<(d0, d1) -> (((d0 * 16) + d1))> (%a1_g_b, %a1_g_t)
     %a0_r0 = affine.apply affine_map<(d0) -> ((d0 * 4))> (%a0_g)

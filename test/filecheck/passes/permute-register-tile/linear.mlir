@@ -14,7 +14,7 @@
 // not divide TN (3), or is all of it (8), leaves the columns alone; strip=0 is an error.
 
 func.func @forward(%x: tensor<1x128x64xf32>, %x1: tensor<256x64xf32>) -> tensor<1x128x256xf32> {
-  %linear = tile.kernel @k_linear axes(%a0_g : 16 = thread, %a1_g_b : 2 = block, %a1_g_t : 16 = thread) ins(%x_b = %x : tensor<1x128x64xf32>, %x1_b = %x1 : tensor<256x64xf32>) outs(%linear_b : tensor<1x128x256xf32>) attributes {covers = ["linear"], register_tile = array<i64: 8, 8>, block_tile = array<i64: 16, 16, 8>} {
+  %linear = tile.kernel @k_linear axes(%a0_g : 16 = thread, %a1_g_b : 2 = block, %a1_g_t : 16 = thread) ins(%x_b = %x : tensor<1x128x64xf32>, %x1_b = %x1 : tensor<256x64xf32>) outs(%linear_b : tensor<1x128x256xf32>) attributes {covers = ["linear"], schedule = #tile.schedule<thread = [8, 8], threads = [16, 16], k_chunk = 8>} {
     %a1_g = affine.apply affine_map<(d0, d1) -> (((d0 * 16) + d1))> (%a1_g_b, %a1_g_t)
     %a0_r0 = affine.apply affine_map<(d0) -> ((d0 * 8))> (%a0_g)
     %a0_r1 = affine.apply affine_map<(d0) -> (((d0 * 8) + 1))> (%a0_g)

@@ -24,7 +24,7 @@ func.func @seed(%x: tensor<8x16xf32>, %b: tensor<16xf32>, %w: tensor<16x8xf32>) 
 
 // CHECK-LABEL: func.func @seed
 // CHECK:       tile.kernel @k_relu axes(%a0_g : 2 = free, %a1_g : 2 = free)
-// CHECK-SAME:  register_tile = array<i64: 4, 4>
+// CHECK-SAME:  schedule = #tile.schedule<thread = [4, 4]>}
 // CHECK:       %a0_r0 = affine.apply affine_map<(d0) -> ((d0 * 4))> (%a0_g)
 // CHECK:       %a0_r3 = affine.apply affine_map<(d0) -> (((d0 * 4) + 3))> (%a0_g)
 // CHECK:       %a1_c0 = affine.apply affine_map<(d0) -> ((d0 * 4))> (%a1_g)
@@ -68,17 +68,17 @@ func.func @seed(%x: tensor<8x16xf32>, %b: tensor<16xf32>, %w: tensor<16x8xf32>) 
 
 // TWO-LABEL: func.func @seed
 // TWO:       tile.kernel @k_relu axes(%a0_g : 4 = free, %a1_g : 4 = free)
-// TWO-SAME:  register_tile = array<i64: 2, 2>
+// TWO-SAME:  schedule = #tile.schedule<thread = [2, 2]>}
 // TWO:       %acc_r0c0, %acc_r0c1, %acc_r1c0, %acc_r1c1 = loop.for %k = 0 to 16 reduce(add, add, add, add) -> (f32, f32, f32, f32) {
 // TWO-COUNT-2: loop.load %x_b
 // TWO-NOT:   loop.load %x_b
 // TWO:       loop.yield %p_r0c0, %p_r0c1, %p_r1c0, %p_r1c1 : f32, f32, f32, f32
 // TWO-COUNT-4: loop.store
 
-// The default options (tm = tn = 0) ask the cost model (matmul_tile). It has no tile for
+// The default options (tm = tn = 0) ask the planner (plan_matmul). It has no tile for
 // the seed's 8 x 8 output, and picks 4 x 4 register tiles in blocks of 16 x 16 threads
-// (64 x 64 outputs) with K chunks of 16 for linear (1,128,256) x (512,256)^T, recorded as
-// block_tile.
+// (64 x 64 outputs) with K chunks of 16 for linear (1,128,256) x (512,256)^T, recorded in
+// its #tile.schedule.
 func.func @linear(%x: tensor<1x128x256xf32>, %x1: tensor<512x256xf32>) -> tensor<1x128x512xf32> {
   %linear = tile.kernel @k_linear axes(%a0 : 128 = free, %a1 : 512 = free) ins(%x_b = %x : tensor<1x128x256xf32>, %x1_b = %x1 : tensor<512x256xf32>) outs(%linear_b : tensor<1x128x512xf32>) attributes {covers = ["linear"]} {
     %linear_1 = loop.for %a2 = 0 to 256 reduce(add) -> f32 {
@@ -94,12 +94,12 @@ func.func @linear(%x: tensor<1x128x256xf32>, %x1: tensor<512x256xf32>) -> tensor
 
 // MODEL-LABEL: func.func @seed
 // MODEL:       tile.kernel @k_relu axes(%a0 : 8 = free, %a1 : 8 = free)
-// MODEL-NOT:   register_tile
+// MODEL-NOT:   schedule
 // The cost model's tile for 128 x 512 (K 256, no split here): 32 x 64 blocks of 8 x 16
-// threads, 4 x 4 each, and no launch-bounds cap (min_blocks_per_sm = 1).
+// threads, 4 x 4 each, and no launch-bounds cap (no resident: 1).
 // MODEL-LABEL: func.func @linear
 // MODEL:       tile.kernel @k_linear axes(%a0_g : 32 = free, %a1_g : 128 = free)
-// MODEL-SAME:  register_tile = array<i64: 4, 4>, block_tile = array<i64: 8, 16, 16>, min_blocks_per_sm = 1 : i64
+// MODEL-SAME:  schedule = #tile.schedule<thread = [4, 4], threads = [8, 16], k_chunk = 16>}
 // MODEL:       %a1_c3 = affine.apply affine_map<(d0) -> (((d0 * 4) + 3))> (%a1_g)
 // MODEL-NEXT:  %linear_r0c0, {{.*}}, %linear_r3c3 = loop.for %a2 = 0 to 256 reduce(add, {{.*}}) -> (f32, {{.*}}) {
 // MODEL-NEXT:    %in_r0 = loop.load %x_b[0, %a0_r0, %a2] : memref<1x128x256xf32>

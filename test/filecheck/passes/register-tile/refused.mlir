@@ -3,12 +3,12 @@
 // RUN: deplo-opt %s -p register-tile | filecheck %s --check-prefix=MODEL
 // RUN: not deplo-opt %s -p 'register-tile{tm=0 tn=4}' 2>&1 | filecheck %s --check-prefix=ERR
 
-// The cost model (the default options) has no tile for these small shapes: none is tiled.
+// The planner (the default options) has no tile for these small shapes: none is tiled.
 // MODEL-LABEL: func.func @one_axis
 // MODEL:       tile.kernel @k_maxplus axes(%a0 : 8 = free, %a1 : 6 = free)
-// MODEL-NOT:   register_tile
+// MODEL-NOT:   schedule
 // MODEL:       %m = loop.for %k = 0 to 16 reduce(max) -> f32 {
-// ERR: register-tile: tm=0 and tn=4 must be at least 1 (or both 0: the cost model's)
+// ERR: register-tile: tm=0 and tn=4 must be at least 1 (or both 0: the planner's)
 
 // N = 6 is not a multiple of 4: that axis is left alone and only the rows are tiled.
 // A reduce other than add keeps its kind in every accumulator (max-plus product).
@@ -27,7 +27,7 @@ func.func @one_axis(%x: tensor<8x16xf32>, %w: tensor<16x6xf32>) -> tensor<8x6xf3
 
 // CHECK-LABEL: func.func @one_axis
 // CHECK:       tile.kernel @k_maxplus axes(%a0_g : 2 = free, %a1 : 6 = free)
-// CHECK-SAME:  register_tile = array<i64: 4, 1>
+// CHECK-SAME:  schedule = #tile.schedule<thread = [4, 1]>
 // CHECK:       %m_r0, %m_r1, %m_r2, %m_r3 = loop.for %k = 0 to 16 reduce(max, max, max, max) -> (f32, f32, f32, f32) {
 // CHECK-COUNT-4: loop.load %x_b
 // CHECK-NOT:   loop.load %w_b
@@ -50,7 +50,7 @@ func.func @odd(%x: tensor<7x16xf32>, %w: tensor<16x5xf32>) -> tensor<7x5xf32> {
 
 // CHECK-LABEL: func.func @odd
 // CHECK:       tile.kernel @k_odd axes(%a0 : 7 = free, %a1 : 5 = free)
-// CHECK-NOT:   register_tile
+// CHECK-NOT:   schedule
 // CHECK:       %acc = loop.for %k = 0 to 16 reduce(add) -> f32 {
 
 // A row reduction reads elements of its own row only (not a contraction): nothing to reuse.
@@ -67,7 +67,7 @@ func.func @row_sum(%x: tensor<8x8x64xf32>) -> tensor<8x8xf32> {
 
 // CHECK-LABEL: func.func @row_sum
 // CHECK:       tile.kernel @k_sum axes(%a0 : 8 = free, %a1 : 8 = free)
-// CHECK-NOT:   register_tile
+// CHECK-NOT:   schedule
 // CHECK:       %s = loop.for %k = 0 to 64 reduce(add) -> f32 {
 
 // Already scheduled (a thread axis): register tiles are decided before the axes are placed.
@@ -86,5 +86,5 @@ func.func @placed(%x: tensor<8x16xf32>, %w: tensor<16x8xf32>) -> tensor<8x8xf32>
 
 // CHECK-LABEL: func.func @placed
 // CHECK:       tile.kernel @k_placed axes(%a0 : 8 = block, %a1 : 8 = thread)
-// CHECK-NOT:   register_tile
+// CHECK-NOT:   schedule
 // CHECK:       %acc = loop.for %k = 0 to 16 reduce(add) -> f32 {

@@ -6,9 +6,9 @@
 
 // linear (1,32,512) x (256,512)^T as tileify leaves it: a 32 x 256 output is too few
 // tiles for the GPU, so the cost model splits K = 512 four ways. The partials kernel has
-// the split axis %c first, runs 128 of K and carries the planned tile (matmul_tile); the
+// the split axis %c first, runs 128 of K and carries the plan (a planned #tile.schedule); the
 // original kernel adds the four partials in order. The second RUN line: idempotent (the
-// partials kernel carries matmul_tile, the combine's reduce is no contraction). splits=2
+// partials kernel carries a schedule, the combine's reduce is no contraction). splits=2
 // overrides the count; splits=1 turns the pass off, and a count whose chunks do not
 // divide K (3) leaves the kernel alone.
 
@@ -28,7 +28,7 @@ func.func @forward(%x: tensor<1x32x512xf32>, %x1: tensor<256x512xf32>) -> tensor
 // CHECK-LABEL: func.func @forward
 // CHECK:       %linear_parts = tile.kernel @k_linear_chunks axes(%c : 4 = free, %a0 : 32 = free, %a1 : 256 = free)
 // CHECK-SAME:  outs(%part_b : tensor<4x32x256xf32>)
-// CHECK-SAME:  matmul_tile = array<i64: 4, 4, 8, 16, 16>
+// CHECK-SAME:  schedule = #tile.schedule<planned, thread = [4, 4], threads = [8, 16], k_chunk = 16, splits = 4>
 // CHECK-NEXT:    %linear = loop.for %a2_in = 0 to 128 reduce(add) -> f32 {
 // CHECK-NEXT:      %a2 = affine.apply affine_map<(d0, d1) -> (((d0 * 128) + d1))> (%c, %a2_in)
 // CHECK-NEXT:      %in = loop.load %x_b[0, %a0, %a2] : memref<1x32x512xf32>
@@ -41,7 +41,7 @@ func.func @forward(%x: tensor<1x32x512xf32>, %x1: tensor<256x512xf32>) -> tensor
 // CHECK-NEXT:  %linear = tile.kernel @k_linear axes(%a0 : 32 = free, %a1 : 256 = free)
 // CHECK-SAME:  %part_b = %linear_parts : tensor<4x32x256xf32>
 // CHECK-SAME:  outs(%linear_b : tensor<1x32x256xf32>)
-// CHECK-NOT:   matmul_tile
+// CHECK-NOT:   schedule
 // CHECK-NEXT:    %linear_1 = loop.for %c_part = 0 to 4 reduce(add) -> f32 {
 // CHECK-NEXT:      %linear_part = loop.load %part_b[%c_part, %a0, %a1] : memref<4x32x256xf32>
 // CHECK-NEXT:      loop.yield %linear_part : f32

@@ -1,4 +1,4 @@
-"""The matmul cost model: one place that picks a contraction's tile sizes.
+"""The matmul planner: the one function that chooses a contraction's schedule.
 
 A matmul ``out[m, n] = sum_k x[m, k] * w[k, n]`` on a GPU without tensor cores (fp32 stays
 exact fp32) is the classic shared-memory SGEMM: a block owns a ``BM x BN`` tile of the
@@ -21,24 +21,29 @@ have; a *capped* candidate's ``__launch_bounds__`` asks for 4 blocks an SM, whic
 to 128 (``min_blocks_per_sm``). Shared memory is ``2 * BK * (BM + BN)`` floats a chunk
 (8 KB for 128 x 128 x 8), far under the 227 KB.
 
-The passes read the decision from the kernel: ``register-tile`` records it as the
-``block_tile = array<i64: Tm, Tn, BK>`` attribute beside ``register_tile = array<i64: TM,
-TN>``; ``chunk-matmul-k`` and ``blockify-launch`` follow it. Their options override it.
-``split-matmul-k`` decides first and leaves its tile on the kernel of partial sums as
-``matmul_tile = array<i64: TM, TN, Tm, Tn, BK>`` for ``register-tile`` to take.
+The answer is a ``#tile.schedule`` (``dialects/tile.py``) on the kernel, decided by
+``plan_matmul`` from the shape and the target: ``split-matmul-k`` asks first and leaves
+the plan (``planned``) on its kernel of partial sums, ``register-tile`` asks for the
+others (or takes the plan) and applies the register tile; ``chunk-matmul-k``,
+``blockify-launch``, ``mark-unroll`` and the emitter's ``__launch_bounds__`` follow the
+schedule's fields. The passes' options override it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.traits import MemoryWriteEffect
 
 from deplodock.dialects import tile
+from deplodock.passes.tile.analysis import (
+    is_contraction,
+    reads_only_inputs,
+    shares_loads_across,
+    stored_both_ways,
+    top_level_reduces,
+)
 from deplodock.target import Target, target_for
-
-BLOCK_TILE = tile.BLOCK_TILE
-"""Attribute of a register-tiled kernel: ``array<i64: Tm, Tn, BK>`` (see the docstring)."""
 
 DEFAULT_BK = 8  # 2 float4 loads of each operand row a chunk; 16 rows of 128 per block fill
 
@@ -230,41 +235,78 @@ def matmul_tile(
     return plan[0] if plan is not None else None
 
 
-PLANNED_TILE = tile.MATMUL_TILE
-"""Attribute ``split-matmul-k`` leaves for ``register-tile``: ``array<i64: TM, TN, Tm, Tn,
-BK>``."""
+@dataclass(frozen=True)
+class MatmulProblem:
+    """What the planner needs of a contraction kernel: its output rows and columns (the
+    last two axes), K, the product of the other axes, whether its operands are stored both
+    ways, and whether its K can be split (one reduce loop reading only inputs)."""
+
+    m: int
+    n: int
+    k: int
+    batch: int
+    mixed: bool
+    splittable: bool
 
 
-def planned_tile_of(kernel: tile.KernelOp) -> MatmulTile | None:
-    attr = kernel.attributes.get(PLANNED_TILE)
-    if isinstance(attr, DenseArrayBase):
-        return MatmulTile(*(int(v) for v in attr.get_values()))
-    return None
+def matmul_problem(kernel: tile.KernelOp, by_model: bool = True) -> MatmulProblem | None:
+    """The contraction ``kernel`` is, or None: a kernel straight from ``tileify`` (every
+    axis free), at least two axes, top-level reduce loops that write no
+    memory and load an element not every axis indexes (``analysis.is_contraction``).
+    ``by_model``: also that both output axes' copies share a load (else a register tile
+    reuses nothing), which the planner needs and a tile given by options does not."""
+    axes = kernel.axes
+    if len(axes) < 2 or any(b != "free" for _, _, b in axes):
+        return None
+    reduces = top_level_reduces(kernel)
+    if not reduces or not is_contraction(kernel, reduces):
+        return None
+    if any(o.has_trait(MemoryWriteEffect) for r in reduces for o in r.walk()):
+        return None
+    (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
+    if by_model and not (shares_loads_across(reduces, m) and shares_loads_across(reduces, n)):
+        return None
+    batch = 1
+    for _, extent, _ in axes[:-2]:
+        batch *= extent
+    splittable = len(reduces) == 1 and reads_only_inputs(kernel, reduces[0])
+    k = max(r.extent for r in reduces)
+    return MatmulProblem(m_extent, n_extent, k, batch, stored_both_ways(reduces), splittable)
 
 
-def planned_tile_attr(choice: MatmulTile) -> DenseArrayBase:
-    return DenseArrayBase.from_list(
-        i64, [choice.tm, choice.tn, choice.threads_m, choice.threads_n, choice.bk]
+def schedule_for(choice: MatmulTile, splits: int = 1, planned: bool = False) -> tile.ScheduleAttr:
+    """The ``#tile.schedule`` of a kernel of tile ``choice`` (its residency and unroll as
+    the candidate was measured)."""
+    return tile.ScheduleAttr.make(
+        choice.tm,
+        choice.tn,
+        threads_m=choice.threads_m,
+        threads_n=choice.threads_n,
+        k_chunk=choice.bk,
+        splits=splits,
+        resident=min_blocks_per_sm(choice),
+        unroll=chunk_unroll(choice) or 0,
+        planned=int(planned),
     )
 
 
-CHUNK_UNROLL = tile.CHUNK_UNROLL
-"""Attribute ``register-tile`` leaves beside ``block_tile`` when ``chunk_unroll`` answers:
-the K steps of a chunk ``mark-unroll`` unrolls."""
-
-MIN_BLOCKS = tile.MIN_BLOCKS_PER_SM
-"""Attribute ``register-tile`` leaves beside ``block_tile``: ``min_blocks_per_sm``'s answer,
-the emitter's ``__launch_bounds__`` minimum."""
-
-
-def block_tile_of(kernel: tile.KernelOp) -> tuple[int, int, int] | None:
-    """``(Tm, Tn, BK)`` when the cost model chose a block tile for ``kernel``."""
-    attr = kernel.attributes.get(BLOCK_TILE)
-    if isinstance(attr, DenseArrayBase):
-        tm, tn, bk = attr.get_values()
-        return int(tm), int(tn), int(bk)
-    return None
-
-
-def block_tile_attr(choice: MatmulTile) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, [choice.threads_m, choice.threads_n, choice.bk])
+def plan_matmul(
+    kernel: tile.KernelOp, target: Target | None = None, split: bool = True, splits: int = 0
+) -> tile.ScheduleAttr | None:
+    """The planning function of a matmul kernel: its ``#tile.schedule`` on ``target``
+    (None: sm_90), or None when ``kernel`` is no contraction the model has a tile for (the
+    default schedule then). ``split``: K splits allowed (``split-matmul-k``); ``splits``
+    forces their count (when the chosen chunk divides the split K)."""
+    problem = matmul_problem(kernel) if tile.schedule_of(kernel) is None else None
+    if problem is None:
+        return None
+    split = split and problem.splittable
+    plan = matmul_plan(problem.m, problem.n, problem.k, problem.batch, problem.mixed, split, target)
+    if plan is None:
+        return None
+    choice, chosen = plan
+    if split and splits:
+        if problem.k % (splits * choice.bk):
+            return None
+        chosen = splits
+    return schedule_for(choice, chosen, planned=chosen > 1)

@@ -1,15 +1,16 @@
-// RUN: deplo-opt %s -p 'tma-copy{enable=true}' | filecheck %s
-// RUN: deplo-opt %s -p 'tma-copy{enable=true},tma-copy{enable=true}' | filecheck %s
-// RUN: deplo-opt %s -p tma-copy | filecheck %s --check-prefix=OFF
-// RUN: deplo-opt %s -p 'tma-copy{enable=true arch=sm_80}' | filecheck %s --check-prefix=OFF
+// RUN: deplo-opt %s -p 'fill-k-loop{tma=true}' | filecheck %s
+// RUN: deplo-opt %s -p 'fill-k-loop{tma=true},fill-k-loop{tma=true}' | filecheck %s
+// RUN: deplo-opt %s -p fill-k-loop | filecheck %s --check-prefix=ASYNC
+// RUN: deplo-opt %s -p 'fill-k-loop{tma=true arch=sm_80}' | filecheck %s --check-prefix=ASYNC
 
-// torch.matmul(a.t(), b), a and b (128, 64), after the tile pipeline up to async-copy:
-// both K-chunk slabs are staged in the source's order (a[k, m], b[k, n]), double-buffered
-// and async. With enable=true, TMA fills them instead (the second RUN line: idempotent).
-// By default the pass is off (not measured faster yet); sm_80 has no TMA.
+// torch.matmul(a.t(), b), a and b (128, 64), after the tile pipeline up to pad-smem: both
+// K-chunk slabs are staged in the source's order (a[k, m], b[k, n]). With tma=true, TMA
+// fills both copies of each (a box within TMA's rules, 4 KB a copy: fill = tma; the
+// second RUN line: idempotent). By default TMA is off (not measured faster yet) and
+// cp.async fills them (fill = async); sm_80 has no TMA.
 
 func.func @forward(%x: tensor<128x64xf32> {torch.kind = "input"}, %x1: tensor<128x64xf32> {torch.kind = "input"}) -> tensor<64x64xf32> {
-  %matmul = tile.kernel @k_matmul axes(%a0_g : 16 = thread, %a1_g : 16 = thread) ins(%x_b = %x : tensor<128x64xf32>, %x1_b = %x1 : tensor<128x64xf32>) outs(%matmul_b : tensor<64x64xf32>) attributes {covers = ["matmul", "t"], register_tile = array<i64: 4, 4>, block_tile = array<i64: 16, 16, 16>} {
+  %matmul = tile.kernel @k_matmul axes(%a0_g : 16 = thread, %a1_g : 16 = thread) ins(%x_b = %x : tensor<128x64xf32>, %x1_b = %x1 : tensor<128x64xf32>) outs(%matmul_b : tensor<64x64xf32>) attributes {covers = ["matmul", "t"], schedule = #tile.schedule<thread = [4, 4], threads = [16, 16], k_chunk = 16>} {
     %a0_r0 = affine.apply affine_map<(d0) -> ((d0 * 4))> (%a0_g)
     %a0_r1 = affine.apply affine_map<(d0) -> (((d0 * 4) + 1))> (%a0_g)
     %a0_r2 = affine.apply affine_map<(d0) -> (((d0 * 4) + 2))> (%a0_g)
@@ -19,8 +20,8 @@ func.func @forward(%x: tensor<128x64xf32> {torch.kind = "input"}, %x1: tensor<12
     %a1_c2 = affine.apply affine_map<(d0) -> (((d0 * 4) + 2))> (%a1_g)
     %a1_c3 = affine.apply affine_map<(d0) -> (((d0 * 4) + 3))> (%a1_g)
     %matmul_r0c0, %matmul_r0c1, %matmul_r0c2, %matmul_r0c3, %matmul_r1c0, %matmul_r1c1, %matmul_r1c2, %matmul_r1c3, %matmul_r2c0, %matmul_r2c1, %matmul_r2c2, %matmul_r2c3, %matmul_r3c0, %matmul_r3c1, %matmul_r3c2, %matmul_r3c3 = loop.for %a2_o = 0 to 8 reduce(add, add, add, add, add, add, add, add, add, add, add, add, add, add, add, add) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
-      %x1_smem = tile.stage %x1_b[%a2_o * 16, 0] buffers 2 async : memref<128x64xf32> -> memref<16x64xf32>
-      %x_smem = tile.stage %x_b[%a2_o * 16, 0] buffers 2 async : memref<128x64xf32> -> memref<16x64xf32>
+      %x1_smem = tile.stage %x1_b[%a2_o * 16, 0] : memref<128x64xf32> -> memref<16x64xf32>
+      %x_smem = tile.stage %x_b[%a2_o * 16, 0] : memref<128x64xf32> -> memref<16x64xf32>
       %matmul_r0c0_part, %matmul_r0c1_part, %matmul_r0c2_part, %matmul_r0c3_part, %matmul_r1c0_part, %matmul_r1c1_part, %matmul_r1c2_part, %matmul_r1c3_part, %matmul_r2c0_part, %matmul_r2c1_part, %matmul_r2c2_part, %matmul_r2c3_part, %matmul_r3c0_part, %matmul_r3c1_part, %matmul_r3c2_part, %matmul_r3c3_part = loop.for %a2_i = 0 to 16 reduce(add, add, add, add, add, add, add, add, add, add, add, add, add, add, add, add) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
         %a2 = affine.apply affine_map<(d0, d1) -> (((d0 * 16) + d1))> (%a2_o, %a2_i)
         %in_r0 = loop.load %x_smem[%a2_i, %a0_g * 4] : memref<16x64xf32>
@@ -72,11 +73,12 @@ func.func @forward(%x: tensor<128x64xf32> {torch.kind = "input"}, %x1: tensor<12
 }
 
 // CHECK-LABEL: func.func @forward
-// CHECK:       loop.for %a2_o = 0 to 8 reduce
+// CHECK:       tile.kernel @k_matmul {{.*}}fill = tma>}
+// CHECK:       loop.for %a2_o = 0 to 8 reduce({{.*}}) -> ({{.*}}) attributes {pipeline} {
 // CHECK-NEXT:    %x1_smem = tile.stage %x1_b[%a2_o * 16, 0] buffers 2 tma : memref<128x64xf32> -> memref<16x64xf32>
 // CHECK-NEXT:    %x_smem = tile.stage %x_b[%a2_o * 16, 0] buffers 2 tma : memref<128x64xf32> -> memref<16x64xf32>
-// CHECK-NOT:   async
 
-// OFF:         %x1_smem = tile.stage %x1_b[%a2_o * 16, 0] buffers 2 async : memref<128x64xf32> -> memref<16x64xf32>
-// OFF-NEXT:    %x_smem = tile.stage %x_b[%a2_o * 16, 0] buffers 2 async : memref<128x64xf32> -> memref<16x64xf32>
-// OFF-NOT:     tma
+// ASYNC:       tile.kernel @k_matmul {{.*}}fill = async>}
+// ASYNC:       loop.for %a2_o = 0 to 8 reduce({{.*}}) -> ({{.*}}) attributes {pipeline} {
+// ASYNC-NEXT:    %x1_smem = tile.stage %x1_b[%a2_o * 16, 0] buffers 2 async : memref<128x64xf32> -> memref<16x64xf32>
+// ASYNC-NEXT:    %x_smem = tile.stage %x_b[%a2_o * 16, 0] buffers 2 async : memref<128x64xf32> -> memref<16x64xf32>
