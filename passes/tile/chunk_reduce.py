@@ -48,29 +48,8 @@ from deplodock.dialects import loop, tile
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.passes.tile.analysis import outside_values, reads_only_inputs
-from deplodock.target import DEFAULT_ARCH, Target, pass_target, target_for
-
-WAVES = 4  # rows x chunks to aim for: this many blocks per SM, a few waves
-MIN_CHUNKED_ROW = 32 * 1024  # shorter rows are one block's work
-MIN_CHUNK = 4096  # elements a chunk keeps: two float4 loads per thread of 256, and more
-
-
-def chunks_for(rows: int, extent: int, target: Target | None = None) -> int:
-    """Cost function: chunks per row; 1 (leave it) unless the rows alone cannot fill the
-    GPU (``target``'s SMs; None: sm_90) and a row is long, then the power of two dividing
-    the row that brings rows x chunks to ``WAVES`` blocks an SM without a chunk falling
-    below ``MIN_CHUNK``."""
-    target = target or target_for()
-    if rows >= target.sm_count or extent < MIN_CHUNKED_ROW:
-        return 1
-    chunks = 1
-    while (
-        rows * chunks < WAVES * target.sm_count
-        and extent % (2 * chunks) == 0
-        and extent // (2 * chunks) >= MIN_CHUNK
-    ):
-        chunks *= 2
-    return chunks
+from deplodock.passes.tile.schedule.reduce import chunks_for
+from deplodock.target import DEFAULT_ARCH, pass_target
 
 
 def _chunked_free_loops(kernel: tile.KernelOp, reduce: loop.ForOp) -> list[loop.ForOp] | None:

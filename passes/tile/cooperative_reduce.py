@@ -47,18 +47,9 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.dialects.tile import WARP
 from deplodock.passes.tile.analysis import is_contraction, top_level_reduces
-from deplodock.target import DEFAULT_ARCH, Target, pass_target, target_for
-
-DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
-LONG_ROW = 256  # a contraction this long is worth a block of threads per output
-ELEMENTS_PER_THREAD = 8  # a thread's share of a row: two float4 loads
-MIN_COOPERATIVE_ROW = 32  # below one warp's worth of work cooperation is all overhead
-
-
-def _pow2_floor(n: int) -> int:
-    return 1 << (max(1, n).bit_length() - 1)
+from deplodock.passes.tile.schedule.reduce import DEFAULT_THREADS, cooperation_threads, pow2_floor
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 
 def parallel_extent(kernel: tile.KernelOp) -> int:
@@ -67,56 +58,6 @@ def parallel_extent(kernel: tile.KernelOp) -> int:
     for _, extent, _ in kernel.axes:
         count *= extent
     return count
-
-
-def cooperation_threads(
-    reduce_extent: int,
-    parallel: int,
-    contraction: bool = False,
-    reductions: int = 1,
-    target: Target | None = None,
-) -> int:
-    """Cost function: threads per row when cooperation pays, else 0.
-
-    A row reduction (softmax, a norm) of at least a warp's worth of elements
-    (``MIN_COOPERATIVE_ROW``) gets a group of threads whatever the number of rows: one
-    thread per row would serialise its adds, read memory uncoalesced (a warp's lanes 32 rows
-    apart) and, with a few thousand rows, fill only a few SMs. The group leaves each thread
-    about ``ELEMENTS_PER_THREAD`` elements (two 16-byte loads once vectorised) per chained
-    reduction, up to two (softmax's max then sum: 16), as a power of two between one warp (a
-    shuffle-only combine, no barrier) and ``DEFAULT_THREADS``: norm rows of 2048 or more
-    get 256 threads, softmax rows of 2048 get 128, of 512 or 128 a warp. Every combine is
-    a barrier the whole group waits at, so a chain of them favours smaller groups: on the
-    H200, softmax (1,28,2048,2048) took 291 us with 256 threads a row and 228 us with 128
-    (97% of the copy bandwidth), while RMSNorm rows did best with 256.
-
-    A *contraction* (a matmul: its reduce reads an input shared by other outputs, so a
-    thread could reuse it) keeps one output per thread unless the row is long
-    (``LONG_ROW``) or there are too few outputs to give every SM of ``target`` (None:
-    sm_90) a block; its real schedules (register tiles) are the matmul passes' business.
-    """
-    target = target or target_for()
-    if reduce_extent < MIN_COOPERATIVE_ROW:
-        return 0
-    if contraction:
-        if reduce_extent >= LONG_ROW:
-            return DEFAULT_THREADS
-        few = parallel < target.sm_count
-        return min(DEFAULT_THREADS, _pow2_floor(reduce_extent)) if few else 0
-    share = _pow2_floor(max(1, reduce_extent // (ELEMENTS_PER_THREAD * min(reductions, 2))))
-    return _even_shares(reduce_extent, max(WARP, min(DEFAULT_THREADS, share)))
-
-
-def _even_shares(reduce_extent: int, threads: int) -> int:
-    """The largest multiple of a warp, at most ``threads``, that deals a row's 16-byte
-    groups out evenly (a row of 3584 floats: 896 groups, 224 threads take 4 each, where
-    256 would leave half of them idle in the last round); ``threads`` if none does."""
-    if threads < WARP or reduce_extent % 4:
-        return threads
-    for candidate in range(threads - threads % WARP, WARP - 1, -WARP):
-        if (reduce_extent // 4) % candidate == 0:
-            return candidate
-    return threads
 
 
 def _buffers(op: Operation, kind: type[Operation]) -> set[SSAValue]:
@@ -159,7 +100,7 @@ class CooperateOnRows(RewritePattern):
             longest, parallel_extent(op), is_contraction(op, reduces), len(reduces), self.target
         )
         if self.force and not chosen:
-            chosen = min(DEFAULT_THREADS, max(32, _pow2_floor(longest)))
+            chosen = min(DEFAULT_THREADS, max(32, pow2_floor(longest)))
         if chosen and self.threads:
             chosen = self.threads
         return chosen

@@ -1,2 +1,4 @@
-"""The schedule planners: one function per kernel kind that chooses its schedule from the
-shape and the target (``matmul.plan_matmul``, ``fill.plan_fill``)."""
+"""The schedule planners: the functions that choose a kernel's schedule from its shape and
+the target, one module per kind of decision (``matmul.plan_matmul``, ``fill.plan_fill``,
+``reduce.cooperation_threads`` and ``reduce.chunks_for``, ``launch.block_threads_for``).
+The passes apply what these choose; their options override it."""

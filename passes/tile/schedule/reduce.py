@@ -1,0 +1,93 @@
+"""The reduction planner: how a row reduction is spread over threads and blocks.
+
+Two cost functions, both from the shape and the target: ``cooperation_threads`` (how many
+threads share a row, ``cooperative-reduce``) and ``chunks_for`` (how many blocks share a
+long row when the rows alone cannot fill the GPU, ``chunk-reduce``).
+"""
+
+from __future__ import annotations
+
+from deplodock.dialects.tile import WARP
+from deplodock.target import Target, target_for
+
+WAVES = 4  # rows x chunks to aim for: this many blocks per SM, a few waves
+MIN_CHUNKED_ROW = 32 * 1024  # shorter rows are one block's work
+MIN_CHUNK = 4096  # elements a chunk keeps: two float4 loads per thread of 256, and more
+
+
+def chunks_for(rows: int, extent: int, target: Target | None = None) -> int:
+    """Cost function: chunks per row; 1 (leave it) unless the rows alone cannot fill the
+    GPU (``target``'s SMs; None: sm_90) and a row is long, then the power of two dividing
+    the row that brings rows x chunks to ``WAVES`` blocks an SM without a chunk falling
+    below ``MIN_CHUNK``."""
+    target = target or target_for()
+    if rows >= target.sm_count or extent < MIN_CHUNKED_ROW:
+        return 1
+    chunks = 1
+    while (
+        rows * chunks < WAVES * target.sm_count
+        and extent % (2 * chunks) == 0
+        and extent // (2 * chunks) >= MIN_CHUNK
+    ):
+        chunks *= 2
+    return chunks
+
+
+DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
+LONG_ROW = 256  # a contraction this long is worth a block of threads per output
+ELEMENTS_PER_THREAD = 8  # a thread's share of a row: two float4 loads
+MIN_COOPERATIVE_ROW = 32  # below one warp's worth of work cooperation is all overhead
+
+
+def pow2_floor(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def cooperation_threads(
+    reduce_extent: int,
+    parallel: int,
+    contraction: bool = False,
+    reductions: int = 1,
+    target: Target | None = None,
+) -> int:
+    """Cost function: threads per row when cooperation pays, else 0.
+
+    A row reduction (softmax, a norm) of at least a warp's worth of elements
+    (``MIN_COOPERATIVE_ROW``) gets a group of threads whatever the number of rows: one
+    thread per row would serialise its adds, read memory uncoalesced (a warp's lanes 32 rows
+    apart) and, with a few thousand rows, fill only a few SMs. The group leaves each thread
+    about ``ELEMENTS_PER_THREAD`` elements (two 16-byte loads once vectorised) per chained
+    reduction, up to two (softmax's max then sum: 16), as a power of two between one warp (a
+    shuffle-only combine, no barrier) and ``DEFAULT_THREADS``: norm rows of 2048 or more
+    get 256 threads, softmax rows of 2048 get 128, of 512 or 128 a warp. Every combine is
+    a barrier the whole group waits at, so a chain of them favours smaller groups: on the
+    H200, softmax (1,28,2048,2048) took 291 us with 256 threads a row and 228 us with 128
+    (97% of the copy bandwidth), while RMSNorm rows did best with 256.
+
+    A *contraction* (a matmul: its reduce reads an input shared by other outputs, so a
+    thread could reuse it) keeps one output per thread unless the row is long
+    (``LONG_ROW``) or there are too few outputs to give every SM of ``target`` (None:
+    sm_90) a block; its real schedules (register tiles) are the matmul passes' business.
+    """
+    target = target or target_for()
+    if reduce_extent < MIN_COOPERATIVE_ROW:
+        return 0
+    if contraction:
+        if reduce_extent >= LONG_ROW:
+            return DEFAULT_THREADS
+        few = parallel < target.sm_count
+        return min(DEFAULT_THREADS, pow2_floor(reduce_extent)) if few else 0
+    share = pow2_floor(max(1, reduce_extent // (ELEMENTS_PER_THREAD * min(reductions, 2))))
+    return _even_shares(reduce_extent, max(WARP, min(DEFAULT_THREADS, share)))
+
+
+def _even_shares(reduce_extent: int, threads: int) -> int:
+    """The largest multiple of a warp, at most ``threads``, that deals a row's 16-byte
+    groups out evenly (a row of 3584 floats: 896 groups, 224 threads take 4 each, where
+    256 would leave half of them idle in the last round); ``threads`` if none does."""
+    if threads < WARP or reduce_extent % 4:
+        return threads
+    for candidate in range(threads - threads % WARP, WARP - 1, -WARP):
+        if (reduce_extent // 4) % candidate == 0:
+            return candidate
+    return threads
