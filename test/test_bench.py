@@ -634,3 +634,38 @@ def test_fresh_inputs_redraw_parameters() -> None:
     assert len(users) == 1 and not torch.equal(users[0], captured.example_inputs[0])
     assert any(a is weight or torch.equal(a, weight.detach()) for a in args)
     np.testing.assert_allclose(ref()[0].numpy(), captured.module(users[0]).detach().numpy())
+
+
+# --- the schedule sweep (deplodock.bench.sweep) ------------------------------------------
+
+
+def test_sweep_variant_is_built_as_labelled_and_correct() -> None:
+    """A variant's options reach the schedule: the block of 16 x 16 threads, the K split,
+    one copy of each slab, the cap; and the kernels it builds compute the product."""
+    from xdsl.parser import Parser
+
+    from deplodock.backends.cuda.emit import emit_cuda
+    from deplodock.bench.sweep import Shape, Variant, build, variants
+    from deplodock.dialects import kernel, make_context, tile
+    from deplodock.dialects.interpreters.run import run_forward
+
+    shape = Shape.parse("linear:64x64x256")
+    found = {v.label for v in variants(shape, (1, 2), ("planned", "single"))}
+    assert "64x64t256k16_S2_u16_sb" in found and "64x64t256k16_S1_u16_mx" in found
+    variant = Variant((4, 4, 16, 16, 16), 2, 16, False, 3)
+    _, _, text, compiled = build((shape, variant))
+    module = Parser(make_context(), text).parse_module()
+    kernels = [op for op in module.walk() if isinstance(op, kernel.KernelOp)]
+    parts = next(k for k in kernels if k.sym_name.data.endswith("_chunks"))
+    assert parts.block_shape == (256, 1, 1) and parts.grid_shape[0] == 2  # 2 K splits
+    assert parts.min_blocks_per_sm == 3 and "__launch_bounds__(256, 3)" in emit_cuda(module)
+    schedule = tile.schedule_of(parts)
+    assert (schedule.thread_tile, schedule.block_threads) == ((4, 4), (16, 16))
+    assert (schedule.k_chunk.data, schedule.splits.data, schedule.fill.data) == (16, 2, "sync")
+    assert not any(r.spills for r in compiled.resources.values())
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((1, 64, 256), np.float32), rng.standard_normal((64, 256), np.float32)
+    (got,) = run_forward(module, [x, w])
+    np.testing.assert_allclose(got, x @ w.T, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="linear:MxNxK"):
+        Shape.parse("linear:64x64")

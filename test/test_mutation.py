@@ -4,7 +4,7 @@ a traceback.
 Four programs printed at the five IR levels are mutated (a line deleted, swapped or
 duplicated, a number or an element type changed, a value renamed) and each mutant goes
 through ``deplo-opt`` in-process: parsed and printed, lowered to the kernel level, or
-emitted as CUDA (``deplodock.mutate``). Every run must end in a documented exit status
+emitted as CUDA (``deplodock.bench.mutate``). Every run must end in a documented exit status
 with a message; an exception escaping ``deplo-opt``'s ``main`` or a traceback on stderr
 fails the test and is shown.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from deplodock import mutate
+from deplodock.bench import mutate
 
 MUTANTS_PER_TEXT = 150  # x 4 programs x 5 levels = 3000 mutants
 

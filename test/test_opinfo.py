@@ -1,11 +1,11 @@
 """PyTorch's OpInfo suite as the conformance test, bounded for CI.
 
 Every entry of ``op_db`` with its first float32 sample goes through capture, the loop and
-the kernel level on the interpreters (``deplodock.opinfo``) and is compared with eager.
+the kernel level on the interpreters (``deplodock.bench.opinfo``) and is compared with eager.
 No entry may fail (a mismatch or a crash: every entry the compiler cannot take must be
 refused cleanly), and no fewer entries than ``PASS_FLOOR`` may pass, so an op that stops
 lowering is caught. The full table (every sample, float32; bf16 and fp16; on the GPU) is
-made by ``python -m deplodock.opinfo`` (the README gives the commands).
+made by ``python -m deplodock.bench.opinfo`` (the README gives the commands).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import torch
 
 pytest.importorskip("expecttest")  # torch.testing._internal needs it
 
-from deplodock import opinfo  # noqa: E402
+from deplodock.bench import opinfo  # noqa: E402
 
 # Entries that pass with one float32 sample at the loop and kernel levels (measured on
 # the 2-core machine: see the README's conformance table); raise it as ops are added.

@@ -63,6 +63,15 @@ def chunk_of(kernel: tile.KernelOp, reduce: loop.ForOp, bk: int) -> int | None:
     return bk if extent % bk == 0 and extent >= 2 * bk else None
 
 
+def _record_chunk(kernel: tile.KernelOp, bk: int) -> None:
+    """The schedule says the chunk the kernel got (an option's, when it overrode the
+    plan's); a whole-chunk unroll follows it."""
+    schedule = tile.schedule_of(kernel)
+    if schedule is not None and schedule.k_chunk.data != bk:
+        unroll = bk if schedule.unroll.data else 0
+        kernel.attributes[tile.SCHEDULE] = schedule.replace(k_chunk=bk, unroll=unroll)
+
+
 class ChunkKLoops(RewritePattern):
     def __init__(self, bk: int):
         self.bk = bk
@@ -73,6 +82,7 @@ class ChunkKLoops(RewritePattern):
             bk = chunk_of(op, reduce, self.bk)
             if bk is not None:
                 self._chunk(reduce, bk, rewriter)
+                _record_chunk(op, bk)
 
     @staticmethod
     def _chunk(reduce: loop.ForOp, bk: int, rewriter: PatternRewriter) -> None:

@@ -220,10 +220,17 @@ class RegisterTileKernel(RewritePattern):
     """Unroll-and-jam the last two axes of a contraction kernel (see the module docstring)."""
 
     def __init__(
-        self, tm: int, tn: int, threads_m: int = 0, threads_n: int = 0, target: Target | None = None
+        self,
+        tm: int,
+        tn: int,
+        threads_m: int = 0,
+        threads_n: int = 0,
+        resident: int = 0,
+        target: Target | None = None,
     ):
         self.tm, self.tn = tm, tn
         self.threads = (threads_m, threads_n)
+        self.resident = resident
         self.target = target
 
     @op_type_rewrite_pattern
@@ -232,8 +239,12 @@ class RegisterTileKernel(RewritePattern):
         if factors is None:
             return
         tm, tn, schedule = factors
+        planned = tile.schedule_of(op)  # a kernel of partial sums keeps its splits
+        splits = planned.splits.data if planned is not None else 1
         if schedule is None and min(self.threads) > 0:
-            schedule = schedule_for(MatmulTile(tm, tn, *self.threads))
+            schedule = schedule_for(MatmulTile(tm, tn, *self.threads), splits)
+            if self.resident:
+                schedule = schedule.replace(resident=self.resident)
         old = op.body.block
         axes = op.axes
         (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
@@ -289,7 +300,7 @@ class RegisterTileKernel(RewritePattern):
         tiled.attributes[tile.SCHEDULE] = (
             schedule.replace(tm=tm, tn=tn, planned=0)
             if schedule
-            else tile.ScheduleAttr.make(tm, tn)
+            else tile.ScheduleAttr.make(tm, tn, splits=splits)
         )
         rewriter.replace(op, tiled)
 
@@ -313,11 +324,17 @@ class RegisterTile(ModulePass):
 
     threads_n: int = 0
 
+    resident: int = 0
+    """With ``threads_m``/``threads_n``: the blocks an SM its ``__launch_bounds__`` asks
+    for (0: what the planner's candidate of that tile asks, else 1; for sweeps)."""
+
     arch: str = DEFAULT_ARCH
     """The target (``deplodock.target``) the planner chooses the schedule for."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         by_model = self.tm == 0 and self.tn == 0
+        if self.resident < 0:
+            raise DiagnosticException(f"register-tile: resident={self.resident} must be >= 0")
         if not by_model and (self.tm < 1 or self.tn < 1):
             raise DiagnosticException(
                 f"register-tile: tm={self.tm} and tn={self.tn} must be at least 1 (or both 0: "
@@ -331,6 +348,7 @@ class RegisterTile(ModulePass):
                         self.tn,
                         self.threads_m,
                         self.threads_n,
+                        self.resident,
                         pass_target(self.name, self.arch),
                     )
                 ],

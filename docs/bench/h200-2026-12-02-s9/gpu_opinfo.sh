@@ -17,7 +17,7 @@ if [ -f "$here/opinfo-cuda-$tag.jsonl" ]; then cp "$here/opinfo-cuda-$tag.jsonl"
 touch "$results"
 export PYTHONUNBUFFERED=1 DEPLODOCK_CACHE_DIR=/tmp/deplodock-cache
 echo "== $tag ($dtype): $(wc -l < "$results") entries before"
-timeout -s KILL "$hard" python3 -m deplodock.opinfo --device cuda --dtype "$dtype" \
+timeout -s KILL "$hard" python3 -m deplodock.bench.opinfo --device cuda --dtype "$dtype" \
   --samples "$samples" --jobs 15 --timeout 120 --deadline "$deadline" --results "$results" \
   --entries "$names" -v --out "$OUT/opinfo-cuda-$tag.md" 2> "$OUT/opinfo-cuda-$tag.log"
 echo "exit $?; $(wc -l < "$results") entries after"

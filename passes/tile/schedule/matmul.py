@@ -124,7 +124,8 @@ on the H200, with its residency as NVRTC 13.0 allocates registers:
 the latency the first one waits on. Fitted (with ``K_OVERHEAD`` and ``HBM_BYTES_PER_S``)
 to a sweep of the generated kernels over block tile x K chunk x K splits on the projection
 shapes of TinyLlama and Qwen2.5-7B (S = 32..512) and the 4096 products; the sweep, its
-data and the fit: ``docs/bench/h200-2026-11-30-s5/`` (``check_cost_model.py --fit``)."""
+data: ``docs/bench/h200-2026-11-30-s5/``, ``-s6/``; the sweep and the fit are
+``python -m deplodock.bench.sweep`` (``--check FILE --fit``)."""
 
 HBM_BYTES_PER_S = 2.46e12  # what a partial-sum round trip streams at on the H200, fitted
 HBM_FIT_SHARE = HBM_BYTES_PER_S / 4.25e12  # of its copy bandwidth: other targets scale by it

@@ -1,10 +1,10 @@
 """PyTorch's OpInfo database as deplodock's conformance suite.
 
-    python -m deplodock.opinfo                         # every entry, float32, the table
-    python -m deplodock.opinfo --filter erf,clamp -v   # a few entries, every sample's verdict
-    python -m deplodock.opinfo --dtype bfloat16 --samples 4 --out table.md --json table.json
-    python -m deplodock.opinfo --device cuda           # through deplodock.compile on the GPU
-    python -m deplodock.opinfo --samples 0 --results all.jsonl --deadline 500 --out t.md
+    python -m deplodock.bench.opinfo                         # every entry, float32, the table
+    python -m deplodock.bench.opinfo --filter erf,clamp -v   # a few entries, every sample's verdict
+    python -m deplodock.bench.opinfo --dtype bfloat16 --samples 4 --out table.md --json table.json
+    python -m deplodock.bench.opinfo --device cuda           # through deplodock.compile on the GPU
+    python -m deplodock.bench.opinfo --samples 0 --results all.jsonl --deadline 500 --out t.md
                                      # every sample; run again with the same file to resume
 
 Each entry of ``torch.testing._internal.common_methods_invocations.op_db`` (the suite
@@ -661,7 +661,7 @@ def _family(reason: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m deplodock.opinfo",
+        prog="python -m deplodock.bench.opinfo",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

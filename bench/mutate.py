@@ -1,7 +1,7 @@
 """Mutation testing of the command-line boundary: broken IR must never end in a traceback.
 
-    python -m deplodock.mutate --mutants 200 --jobs 2      # a table of exit statuses
-    python -m deplodock.mutate --show-internal              # and each internal error
+    python -m deplodock.bench.mutate --mutants 200 --jobs 2      # a table of exit statuses
+    python -m deplodock.bench.mutate --show-internal              # and each internal error
 
 Small programs are printed at every level (torch … kernel), then mutated the way hand
 edits and bad tools break IR: a line deleted, two lines swapped, a line duplicated, a
@@ -239,7 +239,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m deplodock.mutate",
+        prog="python -m deplodock.bench.mutate",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
