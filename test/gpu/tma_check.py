@@ -42,8 +42,8 @@ def compile_variants(k: int, m: int, n: int, arch: str) -> dict:
     """The ``CompiledProgram`` of ``a.t() @ b`` per variant (see the module docstring)."""
     from deplodock.api import _import, capture
     from deplodock.backends.cuda.runtime import CompiledProgram
-    from deplodock.passes.tile.split_inner_for_swizzle import SplitInnerForSwizzle
     from deplodock.passes.tile.fill_k_loop import FillKLoop
+    from deplodock.passes.tile.split_inner_for_swizzle import SplitInnerForSwizzle
     from deplodock.pipeline import lower
 
     a, b = torch.randn(k, m), torch.randn(k, n)
