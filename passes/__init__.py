@@ -17,6 +17,7 @@ PIPELINE: tuple[tuple[str, str, str], ...] = (
     ("loop", "lift-to-loop", "deplodock.passes.tensor.lift_to_loop:LiftToLoop"),
     ("loop", "fuse", "deplodock.passes.loop.fuse:Fuse"),
     ("tile", "tileify", "deplodock.passes.tile.tileify:Tileify"),
+    ("tile", "collapse-reduce", "deplodock.passes.tile.collapse_reduce:CollapseReduce"),
     ("tile", "split-matmul-k", "deplodock.passes.tile.split_matmul_k:SplitMatmulK"),
     ("tile", "register-tile", "deplodock.passes.tile.register_tile:RegisterTile"),
     ("tile", "chunk-matmul-k", "deplodock.passes.tile.chunk_matmul_k:ChunkMatmulK"),

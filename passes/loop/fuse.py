@@ -18,9 +18,12 @@ producer kernel P computes, it computes that element *there* instead.
    loop, repeatedly: pure scalar ops, loads of kernel inputs (read-only inside a kernel)
    and whole reduce loops. This puts RMSNorm's sum-of-squares before the normalising
    loop instead of recomputing it per element.
-3. **Deduplicate** structurally identical pure ops in one block (identical loads;
-   identical reduce loops: softmax's max reduce arrives twice, once through the exp-sum
-   and once through the normalise loop), then drop dead ones.
+3. **Deduplicate** identical ops (identical loads; identical reduce loops: softmax's max
+   reduce arrives twice, once through the exp-sum and once through the normalise loop),
+   then drop dead ones: xDSL's own common subexpression and dead code elimination, from
+   the ops' declared effects. Hoisting stays the project's: xDSL's loop-invariant code
+   motion moves only side-effect-free ops, and a load of a kernel input is invariant
+   (nothing in a kernel writes its inputs) though it reads memory.
 
 Order: two sweeps, each a reverse walk (consumers before producers) repeated to a
 fixpoint; within one consumer, producers it alone reads before shared ones.
@@ -112,6 +115,8 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.traits import Pure
+from xdsl.transforms.common_subexpression_elimination import cse
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import index_map_for
@@ -746,17 +751,17 @@ def _position(values: Sequence[SSAValue], value: SSAValue) -> int:
 def cleanup(kernel: KernelOp) -> None:
     """Bring a freshly substituted kernel to its canonical form (idempotent)."""
     inputs = set(kernel.input_buffers)
-    fold_applies(kernel, inputs)
+    fold_applies(kernel)
     while True:
         changed = hoist_invariants(kernel, inputs)
-        changed |= deduplicate(kernel.body.block, inputs)
-        changed |= drop_dead(kernel, inputs)
+        changed |= deduplicate(kernel)
+        changed |= drop_dead(kernel)
         if not changed:
             break
     rename_ivs(kernel)
 
 
-def fold_applies(kernel: KernelOp, inputs: set[SSAValue]) -> None:
+def fold_applies(kernel: KernelOp) -> None:
     """Compose ``affine.apply`` results used as load indices into the load's map."""
     loads = [
         op
@@ -766,7 +771,7 @@ def fold_applies(kernel: KernelOp, inputs: set[SSAValue]) -> None:
     while loads:
         for load in loads:
             _fold_into(load)
-        drop_dead(kernel, inputs)
+        drop_dead(kernel)
         loads = [
             op
             for op in kernel.walk()
@@ -841,47 +846,21 @@ def hoist_invariants(kernel: KernelOp, inputs: set[SSAValue]) -> bool:
     return changed
 
 
-def deduplicate(block: Block, inputs: set[SSAValue]) -> bool:
-    """Merge each pure op into an earlier structurally identical one of the same block."""
-    changed = False
-    for op in block.ops:
-        for region in op.regions:
-            for inner in region.blocks:
-                changed |= deduplicate(inner, inputs)
-    # Twins in one block have the same name, the very same operands and the same result
-    # types (xDSL's structural equivalence does not compare those: `arith.sitofp %i` to
-    # f32 and to f64 would be merged): bucket by those.
-    kept: dict[tuple, list[Operation]] = {}
-    for op in list(block.ops):
-        if not is_pure(op, inputs):
-            continue
-        key = (op.name, *map(id, op.operands), *(r.type for r in op.results))
-        bucket = kept.setdefault(key, [])
-        twin = next((k for k in bucket if k.is_structurally_equivalent(op, {block: block})), None)
-        if twin is None:
-            bucket.append(op)
-            continue
-        for old, new in zip(op.results, twin.results, strict=True):
-            old.replace_all_uses_with(new)
-        block.erase_op(op)
-        changed = True
-    return changed
+def deduplicate(kernel: KernelOp) -> bool:
+    """Merge each op into an identical earlier one that dominates it (xDSL's common
+    subexpression elimination: pure ops anywhere, loads and reduce loops that only read
+    when nothing writes between them)."""
+    before = sum(1 for _ in kernel.walk())
+    cse(kernel.body)
+    return sum(1 for _ in kernel.walk()) != before
 
 
-def drop_dead(kernel: KernelOp, inputs: set[SSAValue]) -> bool:
-    """Erase pure ops whose results nothing uses (users first, so chains go in one pass)."""
-    changed = False
-    for op in list(kernel.walk(reverse=True, region_first=True)):
-        if (
-            op is not kernel
-            and op.results
-            and op.parent is not None
-            and all(not r.uses for r in op.results)
-            and is_pure(op, inputs)
-        ):
-            op.parent.erase_op(op)
-            changed = True
-    return changed
+def drop_dead(kernel: KernelOp) -> bool:
+    """Erase the ops whose results nothing uses and that have no effect (xDSL's region
+    dead-code elimination: loads, pure ops, reduce loops whose bodies only read)."""
+    before = sum(1 for _ in kernel.walk())
+    region_dce(kernel.body)
+    return sum(1 for _ in kernel.walk()) != before
 
 
 def rename_ivs(kernel: KernelOp) -> None:
