@@ -118,6 +118,34 @@ def indexes_linearly(load: loop.LoadOp) -> bool:
     return all(expr_linear_form(e, forms) is not None for e in load.map.data.results)  # type: ignore[arg-type]
 
 
+def walks_columns(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
+    """Whether ``reduce`` reads down columns: every load that moves with its iterations
+    has its contiguous (last) index on the kernel's innermost axis and off the loop's
+    induction variable (``x.sum(1)`` of ``x[b, r, c]``): consecutive outputs read
+    consecutive addresses, and each iteration moves a whole row on. Threads then belong
+    on the outputs, not on the row (``schedule/reduce.py``)."""
+    if not kernel.axes:
+        return False
+    axis = kernel.axes[-1][0]
+    iv = reduce.induction_var
+    on_iv: dict[SSAValue, bool] = {}
+    on_axis: dict[SSAValue, bool] = {}
+    moving = False
+    for load in reduce.walk():
+        if not isinstance(load, loop.LoadOp) or not load.map.data.results:
+            continue
+        walks = [depends_on(i, iv, on_iv) for i in load.indices]
+        if not any(walks):
+            continue
+        moving = True
+        last = load.map.data.results[-1].used_dims()
+        if any(walks[d] for d in last):
+            return False
+        if not any(depends_on(load.indices[d], axis, on_axis) for d in last):
+            return False
+    return moving
+
+
 def stored_both_ways(reduces: list[loop.ForOp]) -> bool:
     """Whether the operands of the reduce loops lie both ways in memory: the contiguous
     (last) index of some load walks K (``x[m, k]``: its K chunk slab is stored transposed,

@@ -47,8 +47,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from deplodock.dialects import loop, tile
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.analysis import outside_values, reads_only_inputs
-from deplodock.passes.tile.schedule.reduce import chunks_for
+from deplodock.passes.tile.analysis import outside_values, reads_only_inputs, walks_columns
+from deplodock.passes.tile.schedule.reduce import chunks_for, column_chunks_for
 from deplodock.target import DEFAULT_ARCH, pass_target
 
 
@@ -248,7 +248,10 @@ class ChunkReduce(ModulePass):
             rows = 1
             for _, extent, _ in kernel.axes:
                 rows *= extent
-            chunks = self.chunks or chunks_for(rows, reduces[0].extent, target)
+            columns = walks_columns(kernel, reduces[0])
+            plan = column_chunks_for if columns else chunks_for
+            chunks = self.chunks or plan(rows, reduces[0].extent, target)
             wanted = chunks > 1 or bool(self.kernels)
             if wanted and reduces[0].extent % chunks == 0:
-                split(kernel, reduces[0], chunks)
+                # a column reduction keeps its outputs innermost: the chunk axis goes first
+                split(kernel, reduces[0], chunks, chunk_first=columns)

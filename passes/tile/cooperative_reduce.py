@@ -47,7 +47,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.analysis import is_contraction, top_level_reduces
+from deplodock.passes.tile.analysis import is_contraction, top_level_reduces, walks_columns
 from deplodock.passes.tile.schedule.reduce import DEFAULT_THREADS, cooperation_threads, pow2_floor
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
@@ -96,8 +96,14 @@ class CooperateOnRows(RewritePattern):
         # whose reduce is over a few partials but whose normalising loop is long.
         loops = [o for o in op.body.block.ops if isinstance(o, loop.ForOp)]
         longest = max(r.extent for r in loops)
+        columns = all(walks_columns(op, r) for r in reduces)
         chosen = cooperation_threads(
-            longest, parallel_extent(op), is_contraction(op, reduces), len(reduces), self.target
+            longest,
+            parallel_extent(op),
+            is_contraction(op, reduces),
+            len(reduces),
+            self.target,
+            columns,
         )
         if self.force and not chosen:
             chosen = min(DEFAULT_THREADS, max(32, pow2_floor(longest)))

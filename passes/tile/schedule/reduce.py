@@ -1,8 +1,9 @@
 """The reduction planner: how a row reduction is spread over threads and blocks.
 
-Two cost functions, both from the shape and the target: ``cooperation_threads`` (how many
-threads share a row, ``cooperative-reduce``) and ``chunks_for`` (how many blocks share a
-long row when the rows alone cannot fill the GPU, ``chunk-reduce``).
+Cost functions from the shape and the target: ``cooperation_threads`` (how many threads
+share a row, ``cooperative-reduce``), ``chunks_for`` (how many blocks share a long row when
+the rows alone cannot fill the GPU, ``chunk-reduce``) and ``column_chunks_for`` (the same
+for a reduction down columns, whose threads are on its outputs).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from deplodock.target import Target, target_for
 WAVES = 4  # rows x chunks to aim for: this many blocks per SM, a few waves
 MIN_CHUNKED_ROW = 32 * 1024  # shorter rows are one block's work
 MIN_CHUNK = 4096  # elements a chunk keeps: two float4 loads per thread of 256, and more
+MIN_COLUMN_CHUNK = 32  # rows a chunk of a column reduction keeps: partials stay <= 1/32
+COLUMN_BLOCK = 256  # outputs a block of a column reduction takes (blockify-launch's block)
 
 
 def chunks_for(rows: int, extent: int, target: Target | None = None) -> int:
@@ -49,8 +52,15 @@ def cooperation_threads(
     contraction: bool = False,
     reductions: int = 1,
     target: Target | None = None,
+    columns: bool = False,
 ) -> int:
     """Cost function: threads per row when cooperation pays, else 0.
+
+    A reduction down *columns* (``columns``: ``analysis.walks_columns``, ``x.sum(1)`` of
+    ``x[b, r, c]``) gets none: its threads go on the outputs, consecutive threads on
+    consecutive addresses, each walking its column (a group of threads on one output
+    would read addresses a row apart); ``column_chunks_for`` splits long columns across
+    blocks when the outputs alone are too few blocks.
 
     A row reduction (softmax, a norm) of at least a warp's worth of elements
     (``MIN_COOPERATIVE_ROW``) gets a group of threads whatever the number of rows: one
@@ -70,7 +80,7 @@ def cooperation_threads(
     sm_90) a block; its real schedules (register tiles) are the matmul passes' business.
     """
     target = target or target_for()
-    if reduce_extent < MIN_COOPERATIVE_ROW:
+    if reduce_extent < MIN_COOPERATIVE_ROW or (columns and not contraction):
         return 0
     if contraction:
         if reduce_extent >= LONG_ROW:
@@ -91,3 +101,20 @@ def _even_shares(reduce_extent: int, threads: int) -> int:
         if (reduce_extent // 4) % candidate == 0:
             return candidate
     return threads
+
+
+def column_chunks_for(outputs: int, extent: int, target: Target | None = None) -> int:
+    """Cost function: chunks of a column reduction's rows, each its own threads: 1 unless
+    ``outputs`` threads a chunk (``COLUMN_BLOCK`` to a block) make fewer than ``WAVES``
+    blocks an SM of ``target`` (None: sm_90), then the power of two dividing the columns
+    that brings the blocks there without a chunk falling below ``MIN_COLUMN_CHUNK`` rows
+    (the partial sums, ``1 / chunk`` of the input, are written and read once more)."""
+    target = target or target_for()
+    chunks = 1
+    while (
+        -(-outputs * chunks // COLUMN_BLOCK) < WAVES * target.sm_count
+        and extent % (2 * chunks) == 0
+        and extent // (2 * chunks) >= MIN_COLUMN_CHUNK
+    ):
+        chunks *= 2
+    return chunks

@@ -1,4 +1,5 @@
-"""``collapse-reduce``: a nest of reduce loops becomes one loop, meaning kept.
+"""Reductions of every layout: over several axes (``collapse-reduce`` makes the nest one
+row) and down columns (threads on the outputs, long columns split across blocks).
 
 Each program is lowered to the loop level and through ``tileify``; the pass must change
 every program listed as collapsing (a test that it did) and leave the others as they
@@ -86,3 +87,46 @@ def test_collapsed_rows_are_spread_over_threads(name: str) -> None:
     outputs = run_forward(module, inputs)
     for out, ref in zip(outputs, want, strict=True):
         assert relative_error(np.asarray(out), ref) <= 1e-5
+
+
+COLUMNS = {  # reductions down columns: (expression, outputs, rows)
+    "middle_axis": ("torch.randn(8,512,64).sum(1)", 512, 512),
+    "mean_middle": ("torch.randn(3,100,40).mean(1)", 120, 100),
+    "first_axis_max": ("torch.randn(64,48).amax(0)", 48, 64),
+    "softmax_dim0": ("torch.softmax(torch.randn(40,32), dim=0)", 32, 40),
+}
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_column_reductions_put_threads_on_the_outputs(name: str) -> None:
+    """No group of threads on one output (no tile.combine: its loads would be a row
+    apart); the innermost axis of every kernel is a thread axis over consecutive
+    outputs; a chunked one keeps its chunk axis first. Then the kernels run correct."""
+    expr, _, _ = COLUMNS[name]
+    module, inputs, want = _lowered(expr)
+    lower(module, to="tile")
+    kernels = [k for k in module.walk() if isinstance(k, tile.KernelOp)]
+    assert not any(isinstance(o, tile.CombineOp) for k in kernels for o in k.walk())
+    for k in kernels:
+        assert k.axes[-1][2] == "thread", (k.sym_name.data, k.axes)
+        names = [a.name_hint for a, _, _ in k.axes]
+        if "c" in names:
+            assert names[0] == "c"
+    module, inputs, want = _lowered(expr)
+    lower(module, to="kernel")
+    for out, ref in zip(run_forward(module, inputs), want, strict=True):
+        assert relative_error(np.asarray(out), ref) <= 1e-5
+
+
+def test_column_planners() -> None:
+    from deplodock.passes.tile.schedule.reduce import column_chunks_for, cooperation_threads
+    from deplodock.target import target_for
+
+    h200 = target_for("sm_90")
+    assert cooperation_threads(4096, 32768, columns=True) == 0
+    assert cooperation_threads(4096, 32768) == 256  # a row reduction cooperates
+    # (8, 4096, 4096).sum(1): 32768 outputs are 128 blocks; 8 chunks of 512 rows: 1024
+    assert column_chunks_for(32768, 4096, h200) == 8
+    assert column_chunks_for(32768, 4096, target_for("sm_75")) == 2  # 40 SMs
+    assert column_chunks_for(10**6, 4096, h200) == 1  # enough blocks already
+    assert column_chunks_for(512, 48, h200) == 1  # a chunk keeps 32 rows
