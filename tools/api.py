@@ -382,12 +382,12 @@ class Compiled:
             other = self.specialized.for_inputs(inputs)
             if other is not None:
                 return other(*inputs)
+            # the numbers were compiled in; the tensors stay, in order (a None is a leaf
+            # of torch 2.11's pytree and no leaf of 2.13's: dropped either way)
+            leaves = pytree.tree_leaves(list(inputs))
             inputs = tuple(
-                pytree.tree_map(
-                    lambda v: None if isinstance(v, bool | int | float) else v, list(inputs)
-                )
+                v for v in leaves if v is not None and not isinstance(v, bool | int | float)
             )
-            inputs = tuple(v for v in pytree.tree_leaves(inputs))
         else:
             inputs = numbers_as_tensors(inputs, _device_of(inputs))
         inputs = tuple(pytree.tree_map(_dense, list(inputs)))
