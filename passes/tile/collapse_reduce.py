@@ -45,7 +45,10 @@ def collapsible(outer: loop.ForOp) -> loop.ForOp | None:
     0 with the same combine kinds, then the yield of that loop's results, in order."""
     if not outer.is_reduce or outer.lower.data != 0:
         return None
-    *prefix, inner, yielded = outer.body.block.ops
+    ops = list(outer.body.block.ops)
+    if len(ops) < 2:
+        return None
+    *prefix, inner, yielded = ops
     if not isinstance(inner, loop.ForOp) or not isinstance(yielded, loop.YieldOp):
         return None
     if any(op.regions or not op.has_trait(Pure) for op in prefix):
