@@ -7,6 +7,10 @@ it is, but the syntax and the invariants are written once here:
 * ``%v = loop.load %x[0, %a0, %a1 * 2] : memref<1x32x2048xf32>``: the index list is an
   affine map over the SSA index operands (see ``affine_syntax``); the verifier proves
   indices in bounds whenever the ranges of the operands are known.
+* ``loop.load %x[%m, %k] guarded : ..`` / ``loop.store %v, %y[%m, %n] guarded : ..``: an
+  edge tile's access (``pad-matmul``): an index outside the buffer loads 0 and stores
+  nothing, so a block tile need not divide the problem. The verifier then allows indices
+  beyond the extents; the emitter tests the dimensions that may leave them.
 * ``ins(%xb = %x : tensor<..>) outs(%ob : tensor<..>)``: a kernel's tensor operands and
   results, each bound to a buffer (memref of the same shape) inside the body.
 """
@@ -24,6 +28,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import (
@@ -37,6 +42,7 @@ from xdsl.ir.affine import (
 from xdsl.irdl import (
     IRDLOperation,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -47,6 +53,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from deplodock.dialects.affine_syntax import (
     check_in_bounds,
+    dims_leaving,
     index_map_for,
     parse_indices,
     print_indices,
@@ -73,27 +80,45 @@ class LoadBase(IRDLOperation):
     buffer = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
+    guarded = opt_prop_def(UnitAttr)  # an index outside the buffer loads 0
     result = result_def()
 
-    def __init__(self, buffer: SSAValue, map: AffineMap, indices: Sequence[SSAValue]):
+    def __init__(
+        self,
+        buffer: SSAValue,
+        map: AffineMap,
+        indices: Sequence[SSAValue],
+        guarded: bool = False,
+    ):
         map, operands = index_map_for(map, indices)
         assert isinstance(buffer.type, MemRefType)
         super().__init__(
             operands=[buffer, operands],
             result_types=[buffer.type.element_type],
-            properties={"map": AffineMapAttr(map)},
+            properties=_access_properties(map, guarded),
         )
+
+    @property
+    def is_guarded(self) -> bool:
+        return self.guarded is not None
+
+    def guarded_dims(self) -> list[int]:
+        """The dimensions a guarded access tests (those whose index may leave the buffer;
+        none when unguarded)."""
+        return _guarded_dims(self)
 
     def verify_(self) -> None:
         assert isinstance(self.buffer.type, MemRefType)
         if self.result.type != self.buffer.type.element_type:
             raise VerifyException(f"{self.name}: result type differs from the buffer's elements")
-        check_in_bounds(self.name, self.map.data, self.indices, self.buffer.type.get_shape())
+        _verify_access(self)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_ssa_value(self.buffer)
         print_indices(printer, self.map.data, self.indices)
+        if self.is_guarded:
+            printer.print_string(" guarded")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.buffer.type)
@@ -102,6 +127,7 @@ class LoadBase(IRDLOperation):
     def parse(cls, parser: Parser):
         buffer = parser.parse_unresolved_operand()
         map, index_operands = parse_indices(parser)
+        guarded = parser.parse_optional_keyword("guarded") is not None
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         buffer_type = parser.parse_type()
@@ -112,7 +138,7 @@ class LoadBase(IRDLOperation):
         op = cls.create(
             operands=[buf, *indices],
             result_types=[buffer_type.element_type],
-            properties={"map": AffineMapAttr(map)},
+            properties=_access_properties(map, guarded),
             attributes=attrs,
         )
         return op
@@ -125,12 +151,28 @@ class StoreBase(IRDLOperation):
     buffer = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     map = prop_def(AffineMapAttr)
+    guarded = opt_prop_def(UnitAttr)  # an index outside the buffer stores nothing
 
     def __init__(
-        self, value: SSAValue, buffer: SSAValue, map: AffineMap, indices: Sequence[SSAValue]
+        self,
+        value: SSAValue,
+        buffer: SSAValue,
+        map: AffineMap,
+        indices: Sequence[SSAValue],
+        guarded: bool = False,
     ):
         map, operands = index_map_for(map, indices)
-        super().__init__(operands=[value, buffer, operands], properties={"map": AffineMapAttr(map)})
+        super().__init__(
+            operands=[value, buffer, operands], properties=_access_properties(map, guarded)
+        )
+
+    @property
+    def is_guarded(self) -> bool:
+        return self.guarded is not None
+
+    def guarded_dims(self) -> list[int]:
+        """See ``LoadBase.guarded_dims``."""
+        return _guarded_dims(self)
 
     def verify_(self) -> None:
         assert isinstance(self.buffer.type, MemRefType)
@@ -139,7 +181,7 @@ class StoreBase(IRDLOperation):
                 f"{self.name}: stores {self.value.type} into a buffer of "
                 f"{self.buffer.type.element_type}"
             )
-        check_in_bounds(self.name, self.map.data, self.indices, self.buffer.type.get_shape())
+        _verify_access(self)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -147,6 +189,8 @@ class StoreBase(IRDLOperation):
         printer.print_string(", ")
         printer.print_ssa_value(self.buffer)
         print_indices(printer, self.map.data, self.indices)
+        if self.is_guarded:
+            printer.print_string(" guarded")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.buffer.type)
@@ -157,6 +201,7 @@ class StoreBase(IRDLOperation):
         parser.parse_punctuation(",")
         buffer = parser.parse_unresolved_operand()
         map, index_operands = parse_indices(parser)
+        guarded = parser.parse_optional_keyword("guarded") is not None
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         buffer_type = parser.parse_type()
@@ -168,9 +213,33 @@ class StoreBase(IRDLOperation):
         indices = _resolve_indices(parser, index_operands)
         return cls.create(
             operands=[val, buf, *indices],
-            properties={"map": AffineMapAttr(map)},
+            properties=_access_properties(map, guarded),
             attributes=attrs,
         )
+
+
+def _access_properties(map: AffineMap, guarded: bool) -> dict[str, Attribute]:
+    properties: dict[str, Attribute] = {"map": AffineMapAttr(map)}
+    if guarded:
+        properties["guarded"] = UnitAttr()
+    return properties
+
+
+def _guarded_dims(op: LoadBase | StoreBase) -> list[int]:
+    if not op.is_guarded:
+        return []
+    shape = op.buffer.type.get_shape()  # type: ignore[attr-defined]
+    return dims_leaving(op.map.data, op.indices, shape)
+
+
+def _verify_access(op: LoadBase | StoreBase) -> None:
+    """Indices in bounds where their ranges are known; a guarded access's may leave the
+    buffer (it loads 0 there, or stores nothing), but not its rank."""
+    shape = op.buffer.type.get_shape()  # type: ignore[attr-defined]
+    if op.is_guarded:
+        check_in_bounds(op.name, op.map.data, op.indices, [2**62] * len(shape))
+        return
+    check_in_bounds(op.name, op.map.data, op.indices, shape)
 
 
 def _resolve_indices(parser: Parser, operands: Sequence[UnresolvedOperand]) -> list[SSAValue]:
@@ -362,17 +431,28 @@ def vector_access(access: LoadBase | StoreBase, loop: Operation, width: int) -> 
     ``(%i + 32) mod 64``). An ``affine.apply`` inside the loop is classed through its
     expression; other indices defined inside the loop are not known to be uniform. The
     buffer itself must start 16-byte aligned; the runtime checks every pointer it passes.
+    A guarded access also needs rows of a multiple of ``width`` elements, so that the
+    lanes are all inside the buffer or all outside it (the emitter tests lane 0).
     """
     buffer = access.buffer.type
     assert isinstance(buffer, MemRefType)
-    return contiguous_lanes(buffer, access.map.data, access.indices, loop, width)
+    guarded = getattr(access, "is_guarded", False)
+    return contiguous_lanes(buffer, access.map.data, access.indices, loop, width, guarded)
 
 
 def contiguous_lanes(
-    buffer: MemRefType, map: AffineMap, indices: Sequence[SSAValue], loop: Operation, width: int
+    buffer: MemRefType,
+    map: AffineMap,
+    indices: Sequence[SSAValue],
+    loop: Operation,
+    width: int,
+    guarded: bool = False,
 ) -> bool:
     """``vector_access`` for any access of ``buffer`` at ``map`` over ``indices`` (one side
-    of a ``kernel.cp_async``, say)."""
+    of a ``kernel.cp_async``, say; ``guarded``: a guarded one's)."""
+    shape = buffer.get_shape()
+    if guarded and shape and shape[-1] % width:
+        return False
     iv = loop.regions[0].block.args[0]
     kinds = [_value_lanes(value, iv, loop, width) for value in indices]
     offset = row_major_offset(map, buffer.get_shape())

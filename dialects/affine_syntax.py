@@ -279,6 +279,25 @@ def check_in_bounds(
             )
 
 
+def dims_leaving(
+    map: AffineMap,
+    operands: Sequence[SSAValue],
+    shape: Sequence[int],
+    extents: Sequence[int] | None = None,
+) -> list[int]:
+    """The dimensions whose index may leave ``[0, shape[d])`` (an unknown range may):
+    the ones a guarded access must test. ``extents``: each index starts a run of this
+    many elements (a slab's box), which must end inside too."""
+    ranges = value_ranges(operands)
+    out = []
+    for dim, (expr, size) in enumerate(zip(map.results, shape, strict=True)):
+        bounds = expr_range(expr, ranges)
+        extent = extents[dim] if extents is not None else 1
+        if bounds is None or bounds[0] < 0 or bounds[1] + extent > size:
+            out.append(dim)
+    return out
+
+
 def eval_expr(expr: AffineExpr, dims: Sequence):
     """Evaluate ``expr`` on ints or numpy arrays (broadcasting), with floor semantics."""
     if isinstance(expr, AffineConstantExpr):

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     StringAttr,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.ir.affine import (
@@ -81,6 +82,7 @@ from deplodock.dialects.access import (
 )
 from deplodock.dialects.affine_syntax import (
     check_in_bounds,
+    dims_leaving,
     expr_range,
     index_map_for,
     parse_indices,
@@ -534,7 +536,9 @@ class CpAsyncOp(IRDLOperation):
     sm_80+): the copy joins the thread's open *group*, which ``kernel.cp_async_commit``
     closes; ``kernel.cp_async_wait N`` waits until at most N of the thread's groups are in
     flight. Until then the element must not be read, and other threads see it only after a
-    barrier that follows the wait. Both indices are over one operand list.
+    barrier that follows the wait. Both indices are over one operand list. ``guarded``
+    (a guarded slab's fill): a source index outside the buffer copies a zero (cp.async's
+    zero fill: a source size of 0).
     """
 
     name = "kernel.cp_async"
@@ -543,6 +547,7 @@ class CpAsyncOp(IRDLOperation):
     indices = var_operand_def(IndexType)
     source_map = prop_def(AffineMapAttr)
     target_map = prop_def(AffineMapAttr)
+    guarded = opt_prop_def(UnitAttr)
 
     def __init__(
         self,
@@ -551,20 +556,31 @@ class CpAsyncOp(IRDLOperation):
         target: SSAValue,
         target_map: AffineMap,
         indices: Sequence[SSAValue],
+        guarded: bool = False,
     ):
         (source_map, target_map), operands = _joined([(source_map, indices), (target_map, indices)])
-        super().__init__(
-            operands=[source, target, operands],
-            properties={
-                "source_map": AffineMapAttr(source_map),
-                "target_map": AffineMapAttr(target_map),
-            },
-        )
+        properties: dict[str, Attribute] = {
+            "source_map": AffineMapAttr(source_map),
+            "target_map": AffineMapAttr(target_map),
+        }
+        if guarded:
+            properties["guarded"] = UnitAttr()
+        super().__init__(operands=[source, target, operands], properties=properties)
 
     @property
     def buffer(self) -> SSAValue:
         """The global buffer read (as a load names it in the interpreters' messages)."""
         return self.source
+
+    @property
+    def is_guarded(self) -> bool:
+        return self.guarded is not None
+
+    def guarded_dims(self) -> list[int]:
+        """The source dimensions a guarded copy tests (see ``access.LoadBase``)."""
+        if not self.is_guarded:
+            return []
+        return dims_leaving(self.source_map.data, self.indices, self.source.type.get_shape())  # type: ignore[attr-defined]
 
     def verify_(self) -> None:
         src, dst = self.source.type, self.target.type
@@ -573,11 +589,14 @@ class CpAsyncOp(IRDLOperation):
             raise VerifyException("kernel.cp_async: copies between buffers of different elements")
         if not isinstance(self.target.owner, SharedOp):
             raise VerifyException("kernel.cp_async: the target must be a kernel.shared array")
-        check_in_bounds(self.name, self.source_map.data, self.indices, src.get_shape())
+        source_shape = [2**62] * src.get_num_dims() if self.is_guarded else src.get_shape()
+        check_in_bounds(self.name, self.source_map.data, self.indices, source_shape)
         check_in_bounds(self.name, self.target_map.data, self.indices, dst.get_shape())
 
     def print(self, printer: Printer) -> None:
         _print_copy(printer, self)
+        if self.is_guarded:
+            printer.print_string(" guarded")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
@@ -587,6 +606,7 @@ class CpAsyncOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> CpAsyncOp:
         source, source_indices, target, target_indices = _parse_copy(parser)
+        guarded = parser.parse_optional_keyword("guarded") is not None
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()
@@ -596,7 +616,7 @@ class CpAsyncOp(IRDLOperation):
         (source_map, target_map), indices = _joined(
             [_resolved(parser, source_indices), _resolved(parser, target_indices)]
         )
-        op = cls(src, source_map, dst, target_map, indices)
+        op = cls(src, source_map, dst, target_map, indices, guarded)
         op.attributes.update(attrs)
         return op
 

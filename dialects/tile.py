@@ -70,6 +70,7 @@ from deplodock.dialects.access import (
     verify_signature,
 )
 from deplodock.dialects.affine_syntax import (
+    dims_leaving,
     expr_range,
     index_map_for,
     parse_indices,
@@ -573,6 +574,7 @@ class StageOp(IRDLOperation):
     tma = opt_prop_def(UnitAttr)  # fill-k-loop: filled by TMA box copies (sm_90)
     split = opt_prop_def(IntAttr)  # split-inner-for-swizzle: inner pieces of this many
     swizzle = opt_prop_def(IntAttr)  # split-inner-for-swizzle: TMA swizzle mode, bytes
+    guarded = opt_prop_def(UnitAttr)  # an edge tile's: the box may leave the source (zeros)
     result = result_def(MemRefType)
 
     def __init__(
@@ -583,11 +585,14 @@ class StageOp(IRDLOperation):
         slab: MemRefType | Sequence[int],
         transpose: bool = False,
         pad: int = 0,
+        guarded: bool = False,
     ):
         """``slab``: the stored type, or the box (source-order extents) when
         ``transpose``/``pad`` make the stored layout differ from it."""
         map, operands = index_map_for(map, indices)
         properties: dict[str, Attribute] = {"map": AffineMapAttr(map)}
+        if guarded:
+            properties["guarded"] = UnitAttr()
         if not isinstance(slab, MemRefType):
             box = list(slab)
             if transpose or pad:  # else the stored type says it all
@@ -632,6 +637,19 @@ class StageOp(IRDLOperation):
     @property
     def is_tma(self) -> bool:
         return self.tma is not None
+
+    @property
+    def is_guarded(self) -> bool:
+        return self.guarded is not None
+
+    def guarded_dims(self) -> list[int]:
+        """The source dimensions a fill of a guarded slab tests: those the box may leave
+        (its elements there are zeros); none when unguarded."""
+        if not self.is_guarded:
+            return []
+        shape = self.source.type.get_shape()  # type: ignore[attr-defined]
+        extents = [1] * (len(shape) - len(self.box_shape)) + list(self.box_shape)
+        return dims_leaving(self.map.data, self.indices, shape, extents)
 
     @property
     def split_width(self) -> int:
@@ -751,9 +769,14 @@ class StageOp(IRDLOperation):
             zip(self.map.data.results, shape, extents, strict=True)
         ):
             bounds = expr_range(expr, ranges)
-            if bounds is None or bounds[0] < 0 or bounds[1] + extent > size:
+            if (
+                bounds is None
+                or bounds[0] < 0
+                or (bounds[1] + extent > size and not self.is_guarded)
+            ):
                 raise VerifyException(
                     f"tile.stage: dimension {dim} of the slab leaves the source's extent {size}"
+                    " (only a guarded slab may reach past its end)"
                 )
         total = sum(o.size_bytes() for o in kernel.walk() if isinstance(o, StageOp))
         if total > MAX_SHARED_BYTES:
@@ -840,6 +863,8 @@ class StageOp(IRDLOperation):
             printer.print_string(f" split {self.split_width}")
         if self.swizzle is not None:
             printer.print_string(f" swizzle {self.swizzle_bytes}")
+        if self.is_guarded:
+            printer.print_string(" guarded")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
@@ -868,6 +893,8 @@ class StageOp(IRDLOperation):
             properties["split"] = IntAttr(parser.parse_integer())
         if parser.parse_optional_keyword("swizzle") is not None:
             properties["swizzle"] = IntAttr(parser.parse_integer())
+        if parser.parse_optional_keyword("guarded") is not None:
+            properties["guarded"] = UnitAttr()
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         src_type = parser.parse_type()

@@ -678,17 +678,45 @@ class _KernelEmitter:
             for value, name in zip(values, names, strict=True)
         ]
 
+    def guard(self, op: kernel.LoadOp | kernel.StoreOp | kernel.CpAsyncOp) -> str | None:
+        """A guarded access's test that its index is inside the buffer (the dimensions
+        that may leave it; None: none may, or it is not guarded)."""
+        dims = op.guarded_dims()
+        if not dims:
+            return None
+        buffer = op.source if isinstance(op, kernel.CpAsyncOp) else op.buffer
+        map_ = op.source_map.data if isinstance(op, kernel.CpAsyncOp) else op.map.data
+        shape = buffer.type.get_shape()  # type: ignore[attr-defined]
+        names = [self.ref(v) for v in op.indices]
+        tests = []
+        for dim in dims:
+            expr = _without_ceildiv(fold_constants(map_.results[dim], op.indices))
+            tests.append(f"({format_expr(expr, names, _C_SPELLING)}) < {shape[dim]}")
+        return " && ".join(tests)
+
     def cp_async(self, op: kernel.CpAsyncOp, elements: int = 1) -> None:
         """One element (4 bytes, L1-cached: ``.ca``, all a transposed slab's scatter
         allows), or ``elements`` consecutive ones from a vector loop (``_wide_copy``):
-        16 bytes bypass L1 (``.cg``), as the slab is read from shared memory only."""
+        16 bytes bypass L1 (``.cg``), as the slab is read from shared memory only. A
+        guarded copy outside the source copies 0 bytes of the buffer's first element
+        (cp.async's zero fill)."""
         target = self._shared_address(op.target, op.target_map.data, op.indices)
         source = self.access(op.source, op.source_map.data, op.indices)
         size = elements * element_bytes(op.source.type.element_type)  # type: ignore[attr-defined]
         cache = "cg" if size == 16 else "ca"
+        guard = self.guard(op)
+        if guard is None:
+            self.line(
+                f'asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};\\n" :: '
+                f'"r"({target}), "l"(&{source}) : "memory");'
+            )
+            return
+        inside = self._fresh("inside", "in")
+        self.line(f"const bool {inside} = {guard};")
         self.line(
-            f'asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};\\n" :: '
-            f'"r"({target}), "l"(&{source}) : "memory");'
+            f'asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size}, %2;\\n" :: '
+            f'"r"({target}), "l"({inside} ? &{source} : {self.ref(op.source)}), '
+            f'"r"({inside} ? {size} : 0) : "memory");'
         )
 
     def cp_async_commit(self, op: kernel.CpAsyncCommitOp) -> None:
@@ -698,11 +726,17 @@ class _KernelEmitter:
         self.line(f'asm volatile("cp.async.wait_group {op.pending.data};\\n" ::: "memory");')
 
     def load(self, op: kernel.LoadOp) -> None:
-        self.define(op.result, self.access(op.buffer, op.map.data, op.indices))
+        source = self.access(op.buffer, op.map.data, op.indices)
+        guard = self.guard(op)
+        if guard is not None:
+            source = f"({guard}) ? {source} : ({self.ctype(op.result)})0"
+        self.define(op.result, source)
 
     def store(self, op: kernel.StoreOp) -> None:
         target = self.access(op.buffer, op.map.data, op.indices)
-        self.line(f"{target} = {self.ref(op.value)};")
+        guard = self.guard(op)
+        test = f"if ({guard}) " if guard is not None else ""
+        self.line(f"{test}{target} = {self.ref(op.value)};")
 
     def apply(self, op: affine.ApplyOp) -> None:
         expr = _without_ceildiv(fold_constants(op.map.data.results[0], op.mapOperands))
@@ -833,8 +867,11 @@ class _KernelEmitter:
             wide[access] = self._fresh(f"{hint or 'v'}{vector}", "v")
             target = self.access(access.buffer, access.map.data, access.indices)
             if isinstance(access, kernel.LoadOp):
-                pointer = f"reinterpret_cast<const {vtype}*>(&{target})"
-                self.line(f"const {vtype} {wide[access]} = *{pointer};")
+                pointer = f"*reinterpret_cast<const {vtype}*>(&{target})"
+                guard = self.guard(access)  # lane 0's: the lanes are all in or all out
+                if guard is not None:
+                    pointer = f"({guard}) ? {pointer} : {vtype}{{}}"
+                self.line(f"const {vtype} {wide[access]} = {pointer};")
             else:
                 self.line(f"{vtype} {wide[access]};")
         scalar_uses = any(use.operation not in wide for use in iv.uses)
@@ -848,7 +885,9 @@ class _KernelEmitter:
             if isinstance(access, kernel.StoreOp):
                 target = self.access(access.buffer, access.map.data, access.indices)
                 vtype = VECTOR_TYPES[scalar_type(access.value.type)] + str(vector)
-                self.line(f"*reinterpret_cast<{vtype}*>(&{target}) = {name};")
+                guard = self.guard(access)
+                test = f"if ({guard}) " if guard is not None else ""
+                self.line(f"{test}*reinterpret_cast<{vtype}*>(&{target}) = {name};")
 
     @staticmethod
     def _index_ops(op: kernel.ForOp, accesses) -> list[affine.ApplyOp]:
@@ -875,7 +914,7 @@ class _KernelEmitter:
             return None
         sides = ((copy.source, copy.source_map), (copy.target, copy.target_map))
         contiguous = all(
-            contiguous_lanes(buffer.type, map.data, copy.indices, op, vector)  # type: ignore[arg-type]
+            contiguous_lanes(buffer.type, map.data, copy.indices, op, vector, copy.is_guarded)  # type: ignore[arg-type]
             for buffer, map in sides
         )
         return copy if contiguous else None

@@ -113,6 +113,18 @@ def _indices(op: LoadOp | StoreOp, args: tuple[Any, ...], buffer: np.ndarray) ->
     return tuple(indices)
 
 
+def _guarded_indices(op: LoadOp | StoreOp, args: tuple[Any, ...], buffer: np.ndarray):
+    """A guarded access's indices, clipped into the buffer, and where they were inside."""
+    indices = [np.asarray(i) for i in eval_map(op.map.data, args)]
+    inside = np.ones((), bool)
+    for index, size in zip(indices, buffer.shape, strict=True):
+        inside = inside & (index >= 0) & (index < size)
+    clipped = tuple(
+        np.clip(i, 0, max(size - 1, 0)) for i, size in zip(indices, buffer.shape, strict=True)
+    )
+    return clipped, inside
+
+
 @register_impls
 class LoopFunctions(InterpreterFunctions):
     """loop.kernel / loop.for / loop.load / loop.store / loop.yield, vectorised."""
@@ -149,11 +161,19 @@ class LoopFunctions(InterpreterFunctions):
     @impl(LoadOp)
     def run_load(self, interpreter: Interpreter, op: LoadOp, args: tuple[Any, ...]):
         buffer: np.ndarray = args[0]
+        if op.is_guarded:
+            indices, inside = _guarded_indices(op, args[1:], buffer)
+            return (np.where(inside, buffer[indices], np.zeros((), buffer.dtype)),)
         return (buffer[_indices(op, args[1:], buffer)],)
 
     @impl(StoreOp)
     def run_store(self, interpreter: Interpreter, op: StoreOp, args: tuple[Any, ...]):
         value, buffer = args[0], args[1]
+        if op.is_guarded:
+            indices, inside = _guarded_indices(op, args[2:], buffer)
+            *indices, value, inside = np.broadcast_arrays(*indices, np.asarray(value), inside)
+            buffer[tuple(i[inside] for i in indices)] = value[inside]
+            return ()
         indices = _indices(op, args[2:], buffer)
         *indices, value = np.broadcast_arrays(*indices, np.asarray(value))
         buffer[tuple(indices)] = value

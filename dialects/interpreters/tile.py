@@ -203,9 +203,28 @@ def checked_indices(
     return arrays
 
 
-def gather(op: Operation, state: Simt, buffer: np.ndarray, indices: Sequence[Any]) -> Any:
+def _inside(buffer: np.ndarray, indices: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray]:
+    """A guarded access's indices clipped into ``buffer``, and where they were inside."""
+    arrays = [np.asarray(i, dtype=np.int64) for i in indices]
+    inside = np.ones((), bool)
+    for index, size in zip(arrays, buffer.shape, strict=True):
+        inside = inside & (index >= 0) & (index < size)
+    clipped = [
+        np.clip(a, 0, max(size - 1, 0)) for a, size in zip(arrays, buffer.shape, strict=True)
+    ]
+    return clipped, inside
+
+
+def gather(
+    op: Operation, state: Simt, buffer: np.ndarray, indices: Sequence[Any], guarded: bool = False
+) -> Any:
     """A load from a global buffer; inactive lanes read element 0 and get no value that
-    matters."""
+    matters. ``guarded`` (or a guarded op): an index outside the buffer reads 0."""
+    if guarded or getattr(op, "is_guarded", False):
+        arrays, inside = _inside(buffer, indices)
+        if state.mask is not None and buffer.size:
+            arrays = [np.where(state.mask, a, 0) for a in arrays]
+        return np.where(inside, buffer[tuple(arrays)], np.zeros((), buffer.dtype))
     arrays = checked_indices(op, state, buffer_name(op), buffer.shape, indices)
     if state.mask is not None and buffer.size:
         arrays = [np.where(state.mask, a, 0) for a in arrays]
@@ -215,13 +234,19 @@ def gather(op: Operation, state: Simt, buffer: np.ndarray, indices: Sequence[Any
 def scatter(
     op: Operation, state: Simt, buffer: np.ndarray, indices: Sequence[Any], value: Any
 ) -> np.ndarray:
-    """A store to a global buffer by the active lanes; returns the flat indices written."""
-    arrays = checked_indices(op, state, buffer_name(op), buffer.shape, indices)
+    """A store to a global buffer by the active lanes; returns the flat indices written.
+    A guarded op's lanes whose index leaves the buffer store nothing."""
+    inside = None
+    if getattr(op, "is_guarded", False):
+        arrays, inside = _inside(buffer, indices)
+    else:
+        arrays = checked_indices(op, state, buffer_name(op), buffer.shape, indices)
+    keep = state.mask if inside is None else inside & (True if state.mask is None else state.mask)
     parts = [*arrays, np.asarray(value)]
-    if state.mask is not None:
-        parts.append(np.asarray(state.mask))
+    if keep is not None:
+        parts.append(np.asarray(keep))
     parts = list(np.broadcast_arrays(*parts))
-    if state.mask is not None:
+    if keep is not None:
         keep = parts.pop()
         parts = [p[keep] for p in parts]
     *where, values = (p.reshape(-1) for p in parts)
@@ -454,7 +479,8 @@ class TileBodyFunctions(SimtFunctions):
         indices = eval_map(op.map.data, args[1:])
         if isinstance(args[0], StagedSlab):
             slab = args[0]
-            return (gather(op, self.state, slab.source, slab.indices(op, self.state, indices)),)
+            source = slab.indices(op, self.state, indices)
+            return (gather(op, self.state, slab.source, source, slab.op.is_guarded),)
         return (gather(op, self.state, args[0], indices),)
 
     @impl(loop.StoreOp)

@@ -420,9 +420,9 @@ class LowerAccess(RewritePattern):
         if not _inside_kernel(op):
             return
         if isinstance(op, loop.LoadOp):
-            new: Operation = kernel.LoadOp(op.buffer, op.map.data, list(op.indices))
+            new: Operation = kernel.LoadOp(op.buffer, op.map.data, list(op.indices), op.is_guarded)
         elif isinstance(op, loop.StoreOp):
-            new = kernel.StoreOp(op.value, op.buffer, op.map.data, list(op.indices))
+            new = kernel.StoreOp(op.value, op.buffer, op.map.data, list(op.indices), op.is_guarded)
         else:
             new = kernel.YieldOp(*op.values)
         new.attributes.update(op.attributes)

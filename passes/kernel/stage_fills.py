@@ -122,12 +122,13 @@ def fill_loop(
         stage, fill.induction_var, origin_operands, buffer
     )
     source_operands = operands[: source_map.num_dims]
+    guarded = stage.is_guarded
     if copy_async:
-        copy = kernel.CpAsyncOp(stage.source, source_map, shared, target_map, operands)
+        copy = kernel.CpAsyncOp(stage.source, source_map, shared, target_map, operands, guarded)
         fill.body.block.add_op(copy)
         wide: tuple = (copy,)
     else:
-        load = kernel.LoadOp(stage.source, source_map, source_operands)
+        load = kernel.LoadOp(stage.source, source_map, source_operands, guarded)
         load.result.name_hint = f"{name}_v"
         store = kernel.StoreOp(load.result, shared, target_map, operands)
         fill.body.block.add_ops([load, store])
@@ -141,6 +142,7 @@ def fill_loop(
             source,
             fill,
             FILL_VECTOR,  # type: ignore[arg-type]
+            guarded,
         )
     else:
         vectorizable = all(vector_access(access, fill, FILL_VECTOR) for access in wide)
@@ -191,7 +193,9 @@ def prefetch_loops(
         load_loop = pass_loop(begin, "")
         flat = load_loop.induction_var
         source_map, _, operands = _fill_maps(stage, flat, origin_operands, buffer)
-        load = kernel.LoadOp(stage.source, source_map, operands[: source_map.num_dims])
+        load = kernel.LoadOp(
+            stage.source, source_map, operands[: source_map.num_dims], stage.is_guarded
+        )
         load.result.name_hint = f"{name}_v"
         load_loop.body.block.add_ops(
             [load, kernel.StoreOp(load.result, local.result, slot, [flat])]

@@ -918,17 +918,39 @@ def duplication_problem(producer: KernelOp, consumer: KernelOp) -> str | None:
 
 def has_contraction(kernel: KernelOp) -> bool:
     """Whether a reduce loop of ``kernel`` multiplies elements of two different buffers:
-    a matmul's K loop (a norm's sum of squares multiplies one buffer by itself)."""
+    a matmul's K loop (a norm's sum of squares multiplies one buffer by itself); or
+    reduces a tensor that a kernel of such products computes (``ten.reduce`` of a
+    ``ten.map`` of products: the matmul before its broadcast product is fused in, so
+    that ``linear(x).sigmoid().sum(-1)`` keeps the sum out of the matmul's kernel)."""
     for loop_op in kernel.walk():
         if not (isinstance(loop_op, ForOp) and loop_op.is_reduce):
             continue
-        for mul in loop_op.walk():
-            if not isinstance(mul, arith.MulfOp):
-                continue
-            sources = {_loaded_buffer(v) for v in mul.operands}
-            if None not in sources and len(sources) == 2:
+        for op in loop_op.walk():
+            if isinstance(op, arith.MulfOp) and _multiplies_two_buffers(op):
+                return True
+            if isinstance(op, LoadOp) and _products_of(kernel, op.buffer):
                 return True
     return False
+
+
+def _multiplies_two_buffers(mul: arith.MulfOp) -> bool:
+    sources = {_loaded_buffer(v) for v in mul.operands}
+    return None not in sources and len(sources) == 2
+
+
+def _products_of(kernel: KernelOp, buffer: SSAValue) -> bool:
+    """Whether ``buffer`` (an input of ``kernel``) is computed by a kernel without a
+    reduction whose stored value is a product of two buffers' elements."""
+    inputs = list(kernel.input_buffers)
+    if buffer not in inputs:
+        return False
+    producer = kernel.inputs[inputs.index(buffer)].owner
+    if not isinstance(producer, KernelOp) or reduce_runs(producer):
+        return False
+    stores = [o for o in producer.walk() if isinstance(o, StoreOp)]
+    return len(stores) == 1 and (
+        isinstance(mul := stores[0].value.owner, arith.MulfOp) and _multiplies_two_buffers(mul)
+    )
 
 
 def _loaded_buffer(value: SSAValue) -> SSAValue | None:

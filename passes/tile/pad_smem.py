@@ -58,7 +58,13 @@ class PadTransposedSlabs(RewritePattern):
         if not pad:
             return
         padded = tile.StageOp(
-            op.source, op.map.data, list(op.indices), list(op.box_shape), op.is_transposed, pad
+            op.source,
+            op.map.data,
+            list(op.indices),
+            list(op.box_shape),
+            op.is_transposed,
+            pad,
+            op.is_guarded,
         )
         padded.result.name_hint = op.result.name_hint
         padded.attributes.update(op.attributes)

@@ -87,9 +87,11 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.passes.tile.analysis import depends_on, shares_loads_across, top_level_reduces
+from deplodock.passes.tile.edge_tiles import round_up
 from deplodock.passes.tile.schedule.matmul import (
     MatmulTile,
     matmul_problem,
+    pad_to_schedule,
     plan_matmul,
     schedule_for,
 )
@@ -127,6 +129,9 @@ def tile_factors(
         schedule = None
     reduces = top_level_reduces(kernel)
     (m, m_extent, _), (n, n_extent, _) = kernel.axes[-2], kernel.axes[-1]
+    if schedule is not None:  # the planner's: edge tiles pad what its tile does not divide
+        threads_m, threads_n = schedule.block_threads or (1, 1)
+        m_extent, n_extent = round_up(m_extent, tm * threads_m), round_up(n_extent, tn * threads_n)
     factors = (
         _factor(m_extent, tm, shares_loads_across(reduces, m)),
         _factor(n_extent, tn, shares_loads_across(reduces, n)),
@@ -239,6 +244,8 @@ class RegisterTileKernel(RewritePattern):
         if factors is None:
             return
         tm, tn, schedule = factors
+        if schedule is not None:
+            pad_to_schedule(op, schedule, split=False)  # edge tiles, where the tile does not divide
         planned = tile.schedule_of(op)  # a kernel of partial sums keeps its splits
         splits = planned.splits.data if planned is not None else 1
         if schedule is None and min(self.threads) > 0:

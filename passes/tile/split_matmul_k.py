@@ -45,7 +45,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import tile
 from deplodock.passes.tile.analysis import top_level_reduces
 from deplodock.passes.tile.chunk_reduce import split
-from deplodock.passes.tile.schedule.matmul import plan_matmul
+from deplodock.passes.tile.schedule.matmul import pad_to_schedule, plan_matmul
 from deplodock.target import DEFAULT_ARCH, pass_target
 
 
@@ -69,6 +69,9 @@ class SplitMatmulK(ModulePass):
             schedule = plan_matmul(kernel, target, splits=self.splits)
             if schedule is None or schedule.splits.data == 1:
                 continue
+            pad_to_schedule(
+                kernel, schedule, split=True
+            )  # edge tiles, where the tile does not divide
             (reduce,) = top_level_reduces(kernel)
             part = split(kernel, reduce, schedule.splits.data, chunk_first=True)
             part.attributes[tile.SCHEDULE] = schedule

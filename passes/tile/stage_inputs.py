@@ -154,6 +154,8 @@ class StageReusedInputs(RewritePattern):
             loads = [u for u in uses if isinstance(u, loop.LoadOp)]
             if not loads or len(loads) != len(uses):
                 continue  # already staged, or used by something other than loads
+            if any(load.is_guarded for load in loads):
+                continue  # an edge tile's loads may leave the rows a whole-row slab holds
             lead = _origin_rank(loads, op)
             type_ = buffer.type
             assert isinstance(type_, MemRefType)

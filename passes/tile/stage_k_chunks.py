@@ -26,6 +26,9 @@ the threads of a warp, which hold different rows of the tile, read consecutive s
 addresses of one K row instead of addresses a whole row apart (bank conflicts), and each
 thread's ``TM`` rows are adjacent, so they widen to float4 reads.
 
+An edge tile's loads (``guarded``, ``pad-matmul``) make a guarded slab: the box may reach
+past the source's end, and its elements there are zeros.
+
 Whether it pays is ``chunk_stage_pays``: some thread axis does not index the buffer (the
 slab is shared by the threads along it) and the kernel's slabs fit ``max_bytes``.
 """
@@ -151,7 +154,10 @@ class StageKChunks(RewritePattern):
             uniform_values,
             box,
             transpose=transpose,
+            guarded=any(load.is_guarded for load in loads),
         )
+        if stage.is_guarded and not stage.guarded_dims():
+            del stage.properties["guarded"]  # the box stays inside: nothing to test
         stage.result.name_hint = f"{(buffer.name_hint or 'in').removesuffix('_b')}_smem"
         rewriter.insert(stage, InsertPoint.at_start(outer.body.block))
         for load, dims in zip(loads, splits, strict=True):

@@ -43,6 +43,7 @@ from deplodock.passes.tile.analysis import (
     stored_both_ways,
     top_level_reduces,
 )
+from deplodock.passes.tile.edge_tiles import pad_contraction, pads_k_exactly
 from deplodock.target import Target, target_for
 
 DEFAULT_BK = 8  # 2 float4 loads of each operand row a chunk; 16 rows of 128 per block fill
@@ -175,6 +176,29 @@ def estimate_seconds(
     return seconds
 
 
+EDGE_COST = 1.05
+"""What guarded edge tiles (``passes/tile/edge_tiles.py``) cost beyond their padded work:
+a tile that divides the problem wins a tie."""
+
+MAX_EDGE_WASTE = 2.0
+"""Padded work (``M * N * K`` rounded up) at most this many times the real: a product
+much smaller than the tile (a matrix-vector product, the seed's 16 x 16) is no tiled
+matmul's."""
+
+
+def padded_extents(
+    c: MatmulTile, m: int, n: int, k: int, splits: int = 1, pad_k: bool = True
+) -> tuple[int, int, int]:
+    """``(M, N, K)`` rounded up to the block tile and ``splits`` K chunks (K only when
+    ``pad_k``: padding K must add exact zeros, ``edge_tiles.pads_k_exactly``)."""
+    step = splits * c.bk
+    return (
+        -(-m // c.block_m) * c.block_m,
+        -(-n // c.block_n) * c.block_n,
+        -(-k // step) * step if pad_k else k,
+    )
+
+
 def _fits(c: MatmulTile, m: int, n: int, k: int, splits: int) -> bool:
     part = k // splits
     return (
@@ -202,25 +226,33 @@ def matmul_plan(
     mixed: bool = False,
     split: bool = True,
     target: Target | None = None,
+    pad: bool = True,
+    pad_k: bool = True,
 ) -> tuple[MatmulTile, int] | None:
     """Cost function: the tile and the number of K splits (``split-matmul-k``) for an
     ``m x n`` output with reduction ``k`` (``batch`` independent such products; ``mixed``:
     operands stored both ways, ``analysis.stored_both_ways``), the fastest by
     ``estimate_seconds``; None to leave the contraction to the default schedule (no tile
-    divides it). ``split=False``: no K split (a kernel that cannot). ``target``: the GPU
-    (``deplodock.target``; None: sm_90), whose SM count and rate the estimate uses."""
+    fits it). ``split=False``: no K split (a kernel that cannot). ``target``: the GPU
+    (``deplodock.target``; None: sm_90), whose SM count and rate the estimate uses.
+    ``pad``: a tile that does not divide M, N (and K, when ``pad_k``) is priced on the
+    extents rounded up to it (``padded_extents``: guarded edge tiles), times
+    ``EDGE_COST``."""
     target = target or target_for()
     best: tuple[float, int, MatmulTile, int] | None = None
     for rank, c in enumerate(CANDIDATES):
         splits = 1
         while splits <= (MAX_SPLITS if split else 1):
-            if (
+            mp, np_, kp = padded_extents(c.tile, m, n, k, splits, pad_k) if pad else (m, n, k)
+            if mp * np_ * kp <= MAX_EDGE_WASTE * m * n * k and (
                 (c.batched or batch == 1)
                 and c.mixed in (None, mixed)
-                and _fits(c.tile, m, n, k, splits)
-                and _fills(c, m, n, batch * splits, target)
+                and _fits(c.tile, mp, np_, kp, splits)
+                and _fills(c, mp, np_, batch * splits, target)
             ):
-                seconds = estimate_seconds(c, m, n, k, batch, splits, target)
+                seconds = estimate_seconds(c, mp, np_, kp, batch, splits, target)
+                if (mp, np_, kp) != (m, n, k):
+                    seconds *= EDGE_COST
                 key = (seconds, rank, c.tile, splits)
                 if best is None or key[:2] < best[:2]:
                     best = key
@@ -248,6 +280,7 @@ class MatmulProblem:
     batch: int
     mixed: bool
     splittable: bool
+    pads_k: bool = False  # K may be padded (``edge_tiles.pads_k_exactly``)
 
 
 def matmul_problem(kernel: tile.KernelOp, by_model: bool = True) -> MatmulProblem | None:
@@ -272,7 +305,10 @@ def matmul_problem(kernel: tile.KernelOp, by_model: bool = True) -> MatmulProble
         batch *= extent
     splittable = len(reduces) == 1 and reads_only_inputs(kernel, reduces[0])
     k = max(r.extent for r in reduces)
-    return MatmulProblem(m_extent, n_extent, k, batch, stored_both_ways(reduces), splittable)
+    pads_k = len(reduces) == 1 and pads_k_exactly(reduces[0])
+    return MatmulProblem(
+        m_extent, n_extent, k, batch, stored_both_ways(reduces), splittable, pads_k
+    )
 
 
 def schedule_for(choice: MatmulTile, splits: int = 1, planned: bool = False) -> tile.ScheduleAttr:
@@ -302,12 +338,22 @@ def plan_matmul(
     if problem is None:
         return None
     split = split and problem.splittable
-    plan = matmul_plan(problem.m, problem.n, problem.k, problem.batch, problem.mixed, split, target)
+    p = problem
+    plan = matmul_plan(p.m, p.n, p.k, p.batch, p.mixed, split, target, pad_k=p.pads_k)
     if plan is None:
         return None
     choice, chosen = plan
     if split and splits:
-        if problem.k % (splits * choice.bk):
+        if p.k % (splits * choice.bk) and not p.pads_k:
             return None
         chosen = splits
     return schedule_for(choice, chosen, planned=chosen > 1)
+
+
+def pad_to_schedule(kernel: tile.KernelOp, schedule: tile.ScheduleAttr, split: bool) -> bool:
+    """Round ``kernel`` up to ``schedule``'s block tile and K chunks (times its splits,
+    when ``split``: the kernel before ``split-matmul-k`` cuts its K) where they do not
+    divide it, in place (``edge_tiles.pad_contraction``)."""
+    (tm, tn), (threads_m, threads_n) = schedule.thread_tile, schedule.block_threads or (1, 1)
+    k_step = max(schedule.k_chunk.data, 1) * (schedule.splits.data if split else 1)
+    return pad_contraction(kernel, tm * threads_m, tn * threads_n, k_step)
