@@ -222,6 +222,13 @@ class CaseResult:
         median = self.median(candidate)
         return self.flops / (median * 1e-6) if median else None
 
+    def roofline_us(self, bandwidth: float | None, flop_rate: float | None) -> float | None:
+        """The least time the case can take, in µs: its minimum traffic at ``bandwidth``
+        or its FLOPs at ``flop_rate`` (the fp32 GEMM rate), whichever is longer."""
+        if not bandwidth or not flop_rate:
+            return None
+        return 1e6 * max(self.traffic_bytes / bandwidth, self.flops / flop_rate)
+
 
 def _stats(rounds_us: Sequence[float]) -> tuple[float, float, float]:
     """(median, p10, p90), exactly as ``Timing`` reports them."""
@@ -349,7 +356,9 @@ def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
         "baseline median / deplodock median; GB/s = minimum traffic (inputs and "
         "parameters read once, outputs written once) / deplodock median (calls run back "
         "to back, so a case whose data fits in L2 is measured warm and can exceed the copy "
-        "bandwidth); TFLOP/s = the case's FLOPs / deplodock median",
+        "bandwidth); TFLOP/s = the case's FLOPs / deplodock median; roofline = the longer "
+        "of the minimum traffic at the copy bandwidth and the FLOPs at the fp32 GEMM rate, "
+        "% roofline = roofline / deplodock median",
         f"- fp32 for the baselines too (eager and torch.compile): {_strict_text(env)}",
         f"- copy bandwidth for %: {basis}",
         f"- fp32 GEMM for %: {peak_basis}",
@@ -388,9 +397,9 @@ def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
             "",
             f"### {group}",
             "",
-            f"| case | shape | deplodock µs | {eager} µs | torch.compile µs | vs {eager} "
-            f"| vs torch.compile | {rate} | {share} | max rel err |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            f"| case | shape | roofline µs | deplodock µs | {eager} µs | torch.compile µs "
+            f"| vs {eager} | vs torch.compile | {rate} | {share} | % roofline | max rel err |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for r in results:
             if r.group != group:
@@ -400,9 +409,12 @@ def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
             else:
                 achieved, ceiling, unit = r.bandwidth(), reference, 1e9
             ours = _us(r.timings.get("deplodock")) if r.status == "ok" else f"**{r.status}**"
+            roof = r.roofline_us(reference, peak)
+            median = r.median("deplodock")
             cells = [
                 f"`{r.name}`",
                 r.shape,
+                f"{roof:.1f}" if roof else "—",
                 ours,
                 _us(r.timings.get("eager")),
                 _us(r.timings.get("torch.compile")),
@@ -412,6 +424,7 @@ def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
                 if achieved
                 else "—",
                 f"{100 * achieved / ceiling:.0f}%" if achieved and ceiling else "—",
+                f"{100 * roof / median:.0f}%" if roof and median else "—",
                 f"{r.max_rel_err:.1e}" if r.max_rel_err is not None else "—",
             ]
             lines.append("| " + " | ".join(cells) + " |")

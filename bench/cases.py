@@ -51,7 +51,7 @@ from typing import Any
 
 FP32 = 4  # bytes per element; every case is fp32 today
 
-GROUPS = ("seed", "memory-bound", "matmul", "attention", "block", "model")  # report order
+GROUPS = ("seed", "memory-bound", "matmul", "attention", "shapes", "block", "model")  # report order
 MODELS = {"tinyllama": "tinyllama-1.1b", "qwen2.5-7b": "qwen2.5-7b"}  # short → config name
 SEQS = (128, 512)  # the decoder layers
 PER_OP_SEQS = (32, 128, 512)  # every per-op case: a decode-ish batch of tokens, two prefills
@@ -628,6 +628,146 @@ def _model_cases() -> list[Case]:
     return [_whole_model(short, seq) for short, seqs in WHOLE_MODELS.items() for seq in seqs]
 
 
+REDUCE_RTOL = 1e-4
+"""The shapes group's tolerance for reductions over 10^8 elements and more: fp32 sums of
+that many terms in another order than PyTorch's differ by about sqrt(n)·2^-24 of the
+largest partial sum, a few 1e-6 of a sum of N(0, 1) elements at n = 2^28."""
+
+SHAPE_SIZES = {
+    # name: (family, dims) at full size: beyond the H200's 60 MB L2, of sizes no schedule
+    # was fitted to (primes, odd lengths)
+    "mm/prime": ("mm", (3001, 3011, 2999)),
+    "mm/even": ("mm", (3072, 3072, 3072)),  # the divisible size next to it
+    "linear/odd": ("linear", (2047, 4093, 11003)),
+    "linear/even": ("linear", (2048, 4096, 11008)),
+    "mm/matvec": ("mm", (1, 8191, 8193)),
+    "linear/decode": ("linear", (1, 4096, 14336)),
+    "mm/tall-skinny": ("mm", (1048576, 64, 64)),
+    "mm/tiny-k": ("mm", (8192, 16, 8192)),
+    "mm/long-k": ("mm", (64, 262147, 64)),
+    "bmm/small": ("bmm", (8192, 32, 33, 31)),
+    "linear/sigmoid-sum": ("linear_sigmoid_sum", (1024, 1024, 30001)),
+    "sum/rows": ("reduce", ((16384, 8191), "sum", (-1,))),
+    "sum/cols": ("reduce", ((8191, 16384), "sum", (0,))),
+    "mean/middle": ("reduce", ((16, 4093, 2048), "mean", (1,))),
+    "amax/4d-axis1": ("reduce", ((16, 257, 64, 512), "amax", (1,))),
+    "sum/4d-last-two": ("reduce", ((64, 33, 257, 255), "sum", (2, 3))),
+    "sum/all": ("reduce", ((16383, 16384), "sum", ())),
+    "loss/mse": ("mse", (2**28,)),
+    "loss/cross-entropy": ("cross_entropy", (8192, 32001)),
+    "elementwise/gelu-tanh": ("elementwise", (2**28,)),
+    "softmax/odd": ("softmax", (4096, 50257)),
+    "layernorm/odd": ("layernorm", (32768, 4097)),
+    "rmsnorm/odd": ("rmsnorm", (16384, 5121)),
+}
+
+SMALL_SHAPE_SIZES = {
+    # the same families at sizes the CPU interprets in seconds (the tests'): still
+    # primes and odd lengths, one more than a tile
+    "mm/prime": ("mm", (97, 101, 103)),
+    "mm/even": ("mm", (128, 64, 128)),
+    "linear/odd": ("linear", (63, 67, 129)),
+    "linear/even": ("linear", (64, 64, 128)),
+    "mm/matvec": ("mm", (1, 131, 257)),
+    "linear/decode": ("linear", (1, 128, 263)),
+    "mm/tall-skinny": ("mm", (4099, 64, 64)),
+    "mm/tiny-k": ("mm", (257, 16, 129)),
+    "mm/long-k": ("mm", (32, 4099, 64)),
+    "bmm/small": ("bmm", (67, 32, 33, 31)),
+    "linear/sigmoid-sum": ("linear_sigmoid_sum", (64, 32, 1001)),
+    "sum/rows": ("reduce", ((67, 513), "sum", (-1,))),
+    "sum/cols": ("reduce", ((513, 67), "sum", (0,))),
+    "mean/middle": ("reduce", ((3, 131, 64), "mean", (1,))),
+    "amax/4d-axis1": ("reduce", ((2, 37, 5, 33), "amax", (1,))),
+    "sum/4d-last-two": ("reduce", ((2, 3, 37, 35), "sum", (2, 3))),
+    "sum/all": ("reduce", ((257, 129), "sum", ())),
+    "loss/mse": ("mse", (40001,)),
+    "loss/cross-entropy": ("cross_entropy", (33, 1001)),
+    "elementwise/gelu-tanh": ("elementwise", (40001,)),
+    "softmax/odd": ("softmax", (9, 5003)),
+    "layernorm/odd": ("layernorm", (33, 4097)),
+    "rmsnorm/odd": ("rmsnorm", (33, 5121)),
+}
+
+
+def _shape_case(name: str, family: str, dims: tuple) -> Case:
+    """One case of the shapes group: its expression, traffic and FLOPs from its family."""
+    f = FP32
+    rtol = RTOL
+    if family in ("mm", "linear", "bmm", "linear_sigmoid_sum"):
+        b, (m, k, n) = (dims[0], dims[1:]) if family == "bmm" else (1, dims)
+        x, w = f"torch.randn({b},{m},{k})" if family == "bmm" else f"torch.randn({m},{k})", ""
+        if family == "linear" or family == "linear_sigmoid_sum":
+            w = f"torch.randn({n},{k})"
+            expr = f"torch.nn.functional.linear({x}, {w})"
+        else:
+            w = f"torch.randn({b},{k},{n})" if family == "bmm" else f"torch.randn({k},{n})"
+            expr = f"torch.{'bmm' if family == 'bmm' else 'matmul'}({x}, {w})"
+        out, flops, rule = b * m * n, 2 * b * m * n * k, "2·M·N·K"
+        if family == "linear_sigmoid_sum":
+            expr, out = f"torch.sigmoid({expr}).sum(-1)", m
+            flops, rule = flops + 5 * m * n, "2·M·N·K, 4 per output for sigmoid, 1 for the sum"
+        traffic = (b * m * k + b * k * n + out) * f
+        shape = f"{b}x{m}x{k} @ {b}x{k}x{n}" if family == "bmm" else f"{m}x{k}, {k}x{n}"
+        return Case(f"shapes/{name}", "shapes", shape, _expression(expr), traffic, flops, rule,
+                    MATMUL_RTOL)  # fmt: skip
+    if family == "reduce":
+        shape_, op, axes = dims
+        size = _n(*shape_)
+        kept = [e for i, e in enumerate(shape_) if i not in {a % len(shape_) for a in axes}]
+        out = _n(*kept) if axes else 1
+        args = f"({', '.join(map(str, axes))}{',' if len(axes) == 1 else ''})" if axes else ""
+        expr = f"torch.randn({','.join(map(str, shape_))}).{op}({args})"
+        if size >= 10**8 or not axes:
+            rtol = REDUCE_RTOL
+        return Case(f"shapes/{name}", "shapes", _dims(shape_), _expression(expr),
+                    (size + out) * f, size, f"1 per element ({op})", rtol)  # fmt: skip
+    if family == "mse":
+        (n,) = dims
+        expr = f"torch.nn.functional.mse_loss(torch.randn({n}), torch.randn({n}))"
+        return Case(f"shapes/{name}", "shapes", f"2 x {n}", _expression(expr),
+                    (2 * n + 1) * f, 3 * n, "3 per element: subtract, square, sum",
+                    REDUCE_RTOL)  # fmt: skip
+    if family == "cross_entropy":
+        rows, classes = dims
+        expr = (
+            f"torch.nn.functional.cross_entropy(torch.randn({rows},{classes}), "
+            f"torch.randint(0, {classes}, ({rows},)))"
+        )
+        return Case(f"shapes/{name}", "shapes", f"{rows}x{classes}", _expression(expr),
+                    rows * classes * f + rows * 8 + f, 4 * rows * classes,
+                    "4 per logit: max, subtract, exp, sum", REDUCE_RTOL)  # fmt: skip
+    (rows, *rest) = dims
+    size = _n(*dims)
+    if family == "elementwise":
+        expr = f"torch.tanh(torch.nn.functional.gelu(torch.randn({rows})) * 1.5 + 0.5)"
+        return Case(f"shapes/{name}", "shapes", str(rows), _expression(expr), 2 * size * f,
+                    12 * size, "about 12 per element: gelu's erf, scale, shift, tanh")  # fmt: skip
+    (cols,) = rest
+    x = f"torch.randn({rows},{cols})"
+    if family == "softmax":
+        expr, params, rule = f"torch.softmax({x}, -1)", 0, "5 per element"
+    elif family == "layernorm":
+        expr, params = f"torch.nn.functional.layer_norm({x}, ({cols},))", 0
+        rule = "7 per element: mean, subtract, square, sum, scale, shift"
+    else:
+        expr, params, rule = f"torch.nn.RMSNorm({cols})({x})", cols, "4 per element"
+    per = {"softmax": 5, "layernorm": 7, "rmsnorm": 4}[family]
+    return Case(f"shapes/{name}", "shapes", f"{rows}x{cols}", _expression(expr),
+                (2 * size + params) * f, per * size, rule)  # fmt: skip
+
+
+def shapes_cases(small: bool = False) -> list[Case]:
+    """The shapes group (issue 19): the families a schedule fitted to the suite's shapes
+    misses (irregular matmuls, matrix-vector, tall-skinny, large and tiny K, batched small
+    products, reductions over each axis of 2-, 3- and 4-d tensors and over all of them,
+    losses, a long elementwise chain, softmax and norms over odd rows, a linear with a
+    reduction over its features), at sizes beyond the 60 MB L2; ``small``: the same
+    families at sizes the tests interpret on a CPU."""
+    sizes = SMALL_SHAPE_SIZES if small else SHAPE_SIZES
+    return [_shape_case(name, family, dims) for name, (family, dims) in sizes.items()]
+
+
 def all_cases() -> list[Case]:
     """Every case, in report order (grouped, then by kind, model and size). Listing
     them builds nothing: each case captures its program only when ``build`` is called."""
@@ -636,6 +776,7 @@ def all_cases() -> list[Case]:
         + _memory_bound_cases()
         + _matmul_cases()
         + _attention_cases()
+        + shapes_cases()
         + _block_cases()
         + _model_cases()
     )

@@ -18,7 +18,7 @@ from deplodock.backends.cuda.driver import gpu_available
 from deplodock.backends.cuda.runtime import CompiledProgram
 from deplodock.bench import CaseResult, geomean_speedups, plan_timing, results_json, write_report
 from deplodock.bench import cases as bench_cases
-from deplodock.bench.cases import GROUPS, Case, all_cases, select
+from deplodock.bench.cases import GROUPS, SHAPE_SIZES, Case, all_cases, select
 from deplodock.cli import main
 from deplodock.errors import UserInputError
 from deplodock.frontends.export import graph_inputs, import_program
@@ -69,6 +69,7 @@ def test_registry_names_groups_and_sizes() -> None:
         "memory-bound": 5 * 2 * 3 + 3,
         "matmul": 30 + 12 + 3,
         "attention": 6,
+        "shapes": len(SHAPE_SIZES),
         "block": 4,
         "model": 1,
     }
@@ -76,6 +77,9 @@ def test_registry_names_groups_and_sizes() -> None:
     assert list(dict.fromkeys(c.group for c in cases)) == list(GROUPS)  # grouped, in order
     for c in cases:
         want = {"matmul": 1e-4, "attention": 1e-4, "block": 2e-3, "model": 5e-3}
+        if c.group == "shapes":  # matmuls and long reductions 1e-4, the others 1e-5
+            assert c.rtol in (1e-4, 1e-5), c.name
+            continue
         want = want.get(c.group, 1e-5)
         assert c.rtol == want, c.name
 
@@ -122,7 +126,7 @@ def test_every_case_captures_lowers_and_compiles() -> None:
     fake tensors), 3 s to compile 7, 3 s for the 6 attention cases."""
     assert COMPILED_MATMULS <= {c.name for c in select(["matmul"])}
     for case in all_cases():
-        if case.group in ("block", "model"):
+        if case.group in ("block", "model", "shapes"):  # shapes: test_shapes_group.py
             continue
         compile = case.group != "matmul" or case.name in COMPILED_MATMULS
         captured = _check_traffic_and_compile(case, compile)
@@ -352,8 +356,10 @@ def test_report_markdown_and_json(tmp_path) -> None:
     assert "| vs eager | vs torch.compile | GB/s | % copy BW |" in md
     row = next(line for line in md.splitlines() if line.startswith("| `seed/b`"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    # median 100 [p10 90, p90 130]; 1 GB in 100 µs = 10 TB/s = 235% of 4.25 TB/s
+    # median 100 [p10 90, p90 130]; 1 GB in 100 µs = 10 TB/s = 235% of 4.25 TB/s; its
+    # roofline is 1 GB at 4.25 TB/s: 235.3 µs
     assert cells[2:] == [
+        "235.3",
         "100.0 [90.0, 130.0]",
         "800.0 [720.0, 1040.0]",
         "200.0 [180.0, 260.0]",
@@ -361,9 +367,10 @@ def test_report_markdown_and_json(tmp_path) -> None:
         "2.00×",
         "10000",
         "235%",
+        "235%",
         "1.0e-07",
     ]
-    assert "| `seed/broken` | 3 | **compile failed** |" in md
+    assert "| `seed/broken` | 3 | 0.0 | **compile failed** |" in md
     assert "aten.foo \\| bar" in md  # a pipe in a message cannot break the table
     assert "## Failures" in md and "`x/mismatch`: mismatch" in md
 
@@ -403,10 +410,13 @@ def test_report_matmul_group(tmp_path) -> None:
     assert "| seed | 2.00× (1 cases) |" in md
     assert "### matmul" in md
     assert "| cuBLAS (eager) µs | torch.compile µs | vs cuBLAS (eager) | vs torch.compile " in md
-    assert "| TFLOP/s | % fp32 GEMM | max rel err |" in md
+    assert "| TFLOP/s | % fp32 GEMM | % roofline | max rel err |" in md
     row = next(line for line in md.splitlines() if line.startswith("| `square/1024`"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[5:9] == ["0.25×", "0.30×", "10.7", "21%"]  # of H200_FP32_GEMM, 51 TFLOP/s
+    assert cells[6:10] == ["0.25×", "0.30×", "10.7", "21%"]  # of H200_FP32_GEMM, 51 TFLOP/s
+    # the roofline: the longer of its 2.15 GFLOP at 51 TFLOP/s (42 µs) and its synthetic
+    # 1 GB at 4.25 TB/s (235 µs)
+    assert (cells[2], cells[10]) == ("235.3", "118%")
     assert "tolerance 1e-05 (seed), 0.0001 (matmul)" in md
     assert "torch.backends.cuda.matmul.allow_tf32 = False" in md
     assert "H200_FP32_GEMM" in md and "49.1 TFLOP/s" in md
@@ -424,7 +434,7 @@ def test_report_matmul_group(tmp_path) -> None:
     assert bench.reference_flops(a100)[0] == 49.1e12
     assert bench.reference_flops({**a100, "gemm": None})[0] is None
     md = bench.format_markdown([mm], {**a100, "gemm": None, "rtol": 3e-4})
-    assert "| 10.7 | — |" in md and "tolerance 0.0003 (--rtol, every case)" in md
+    assert "| 10.7 | — | — |" in md and "tolerance 0.0003 (--rtol, every case)" in md
 
 
 def test_plan_timing() -> None:
