@@ -64,8 +64,8 @@ def test_edge_tiles_run_correct(name: str) -> None:
     tiled = [k for k in kernels if (s := tile.schedule_of(k)) is not None and s.block_threads]
     if name in PADDED:
         assert _guarded(module) and tiled, [k.sym_name.data for k in kernels]
-    else:
-        assert not _guarded(module) and not tiled
+    else:  # a column reduction (threads on the outputs), its K maybe in ragged chunks
+        assert not tiled
     lower(module, to="kernel")
     for k in module.walk():
         if isinstance(k, kernel.KernelOp):

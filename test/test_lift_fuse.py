@@ -487,6 +487,7 @@ def test_unbounded_fusion_still_correct() -> None:
         max_reduce_recompute=1e9,
         copy_shared=True,
         matmul_alone=False,
+        nest_reductions=True,
     )
     for name in ("matmul_transposed", "column_sum", "weight_prologue", "shared_reduction"):
         text, shapes, ref = CASES[name]

@@ -169,6 +169,9 @@ class Fuse(ModulePass):
     """Copy a producer that other kernels also read even when it is not cheap to copy."""
     matmul_alone: bool = True
     """Keep a matmul apart from any other reduction (the ``matmul and reduction`` refusal)."""
+    nest_reductions: bool = False
+    """Fuse a reduction over another reduction's results, nesting their loops (else the
+    ``nested reductions`` refusal keeps them apart)."""
     memoise: bool = True
     """Answer a pair structurally identical to one already tried (the same two kernels
     in another decoder layer) by replaying that answer instead of substituting again."""
@@ -884,6 +887,20 @@ def reduce_runs(kernel: KernelOp) -> int:
     return sum(trips(op) for op in kernel.walk() if isinstance(op, ForOp) and op.is_reduce)
 
 
+def nested_reduces(kernel: KernelOp) -> int:
+    """Reduce loops of ``kernel`` inside another reduce loop."""
+    count = 0
+    for op in kernel.walk():
+        if isinstance(op, ForOp) and op.is_reduce:
+            parent = op.parent_op()
+            while parent is not None and parent is not kernel:
+                if isinstance(parent, ForOp) and parent.is_reduce:
+                    count += 1
+                    break
+                parent = parent.parent_op()
+    return count
+
+
 def duplication_problem(producer: KernelOp, consumer: KernelOp) -> str | None:
     """Why ``producer`` may not be copied into ``consumer`` while it stays for other users.
 
@@ -968,13 +985,17 @@ def fusion_cost(
 ) -> FusionDecision:
     """Whether ``fused`` (``producer`` substituted into ``consumer``) is worth having.
 
-    Five refusals:
+    Six refusals:
     * matmul and reduction: one side holds a contraction (``has_contraction``) and the
       other a reduction (the gated MLP's second matmul, before its product is fused in);
       one kernel would force one schedule on both loops, and no K split;
     * reductions: the producer's reduce loops would run more often than in the producer
       (a reduce loop left, after hoisting, inside a loop it does not depend on: each
       result element reduced again per consumer element that reads it);
+    * nested reductions (unless ``nest_reductions``): the fused kernel holds more reduce
+      loops inside other reduce loops than the two kernels apart (a reduction over a
+      reduction's results, which would walk the inner reductions serially under few
+      outputs);
     * duplication: the producer keeps other users and is not cheap to copy
       (``duplication_problem``);
     * recompute: the fused kernel's arithmetic would exceed ``max_recompute`` times the
@@ -1006,6 +1027,15 @@ def fusion_cost(
             False,
             "a matmul and another reduction in one kernel: a matmul is tiled and split best "
             "alone (the gated MLP fused was 0.26-0.64x cuBLAS on the H200)",
+        )
+    if not options.nest_reductions and nested_reduces(fused) > nested_reduces(
+        producer
+    ) + nested_reduces(consumer):
+        return FusionDecision(
+            False,
+            "a reduction nested in another: the outer one would walk the inner ones one "
+            "after another, in one kernel of its few outputs (cross-entropy's row "
+            "log-sum-exps inside its mean: one block for the whole batch)",
         )
     problem = None if options.copy_shared else duplication_problem(producer, consumer)
     if problem is not None:

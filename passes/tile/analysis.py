@@ -123,7 +123,9 @@ def walks_columns(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
     has its contiguous (last) index on the kernel's innermost axis and off the loop's
     induction variable (``x.sum(1)`` of ``x[b, r, c]``): consecutive outputs read
     consecutive addresses, and each iteration moves a whole row on. Threads then belong
-    on the outputs, not on the row (``schedule/reduce.py``)."""
+    on the outputs, not on the row (``schedule/reduce.py``). A load that no output axis
+    indexes is the same for consecutive outputs (a matrix-vector product's vector,
+    ``x[k]`` of ``x @ W``): one broadcast read a warp, whatever its layout."""
     if not kernel.axes:
         return False
     axis = kernel.axes[-1][0]
@@ -137,6 +139,8 @@ def walks_columns(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
         walks = [depends_on(i, iv, on_iv) for i in load.indices]
         if not any(walks):
             continue
+        if not any(depends_on(i, axis, on_axis) for i in load.indices):
+            continue  # the same element for every output along the axis: a broadcast
         moving = True
         last = load.map.data.results[-1].used_dims()
         if any(walks[d] for d in last):

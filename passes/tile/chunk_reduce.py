@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import IndexType, IntAttr, IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -47,7 +47,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from deplodock.dialects import loop, tile
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import apply_op
+from deplodock.dialects.combine import identity_attr
 from deplodock.passes.tile.analysis import outside_values, reads_only_inputs, walks_columns
+from deplodock.passes.tile.edge_tiles import guard_accesses
 from deplodock.passes.tile.schedule.reduce import chunks_for, column_chunks_for
 from deplodock.target import DEFAULT_ARCH, pass_target
 
@@ -68,9 +70,11 @@ def _chunked_free_loops(kernel: tile.KernelOp, reduce: loop.ForOp) -> list[loop.
     return loops
 
 
-def _narrow(for_op: loop.ForOp, chunk: SSAValue, size: int) -> None:
+def _narrow(for_op: loop.ForOp, chunk: SSAValue, size: int, extent: int | None = None) -> None:
     """``loop.for %j = 0 to K`` → ``loop.for %j_in = 0 to K/C`` with
-    ``%j = affine.apply (%c * K/C + %j_in)`` at the top of its body."""
+    ``%j = affine.apply (%c * K/C + %j_in)`` at the top of its body. ``extent``: the
+    loop's length when ``size`` chunks overshoot it (ragged chunks: a reduce loop only),
+    whose steps past it then yield the combine's identity (``_ragged``)."""
     body = for_op.body.block
     old = body.args[0]
     inner = body.insert_arg(IndexType(), 0)
@@ -84,6 +88,29 @@ def _narrow(for_op: loop.ForOp, chunk: SSAValue, size: int) -> None:
     old.replace_all_uses_with(index.result)
     body.erase_arg(old)
     for_op.properties["upper"] = IntAttr(size)
+    if extent is not None:
+        _ragged(for_op, index.result, extent)
+
+
+def _ragged(reduce: loop.ForOp, index: SSAValue, extent: int) -> None:
+    """The steps of ``reduce`` whose ``index`` reaches ``extent`` or past it add nothing:
+    each yielded value becomes ``select(index < extent, value, identity)``, and the loads
+    that may now leave their buffers are guarded (they read 0 there, unused)."""
+    yield_op = reduce.body.block.last_op
+    assert isinstance(yield_op, loop.YieldOp)
+    bound = arith.ConstantOp(IntegerAttr(extent, IndexType()))
+    inside = arith.CmpiOp(index, bound.result, "ult")
+    inside.result.name_hint = "in_chunk"
+    ops: list = [bound, inside]
+    values = []
+    for kind, value in zip(reduce.kinds, yield_op.values, strict=True):
+        identity = arith.ConstantOp(identity_attr(kind, value.type))
+        chosen = arith.SelectOp(inside.result, value, identity.result)
+        ops += [identity, chosen]
+        values.append(chosen.result)
+    reduce.body.block.insert_ops_before(ops, yield_op)
+    yield_op.operands = values
+    guard_accesses(reduce)
 
 
 def _rebuild(kernel: tile.KernelOp, extra_axes: int, extra_inputs: list[SSAValue]) -> tile.KernelOp:
@@ -149,7 +176,8 @@ def _chunk_kernel(
             mapping[value] = constant.result
     partial = reduce.clone(value_mapper=mapping)
     block.add_op(partial)
-    _narrow(partial, chunk, reduce.extent // chunks)
+    size = -(-reduce.extent // chunks)
+    _narrow(partial, chunk, size, reduce.extent if size * chunks != reduce.extent else None)
     rank = len(shape)
     identity = AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank)))
     row_axes = [mapping[a] for a, _ in axes]
@@ -252,6 +280,7 @@ class ChunkReduce(ModulePass):
             plan = column_chunks_for if columns else chunks_for
             chunks = self.chunks or plan(rows, reduces[0].extent, target)
             wanted = chunks > 1 or bool(self.kernels)
-            if wanted and reduces[0].extent % chunks == 0:
+            ragged = reduces[0].extent % chunks != 0
+            if wanted and not (ragged and _chunked_free_loops(kernel, reduces[0])):
                 # a column reduction keeps its outputs innermost: the chunk axis goes first
                 split(kernel, reduces[0], chunks, chunk_first=columns)

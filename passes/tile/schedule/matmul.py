@@ -133,7 +133,7 @@ HBM_FIT_SHARE = HBM_BYTES_PER_S / 4.25e12  # of its copy bandwidth: other target
 KERNEL_LAUNCH_S = 3e-6  # the combine kernel's launch and tail
 K_OVERHEAD = 14  # a block's fill of its first chunk and its epilogue, in K elements
 MIN_SPLIT_K = 128  # K a split keeps at least: 8+ chunks to pipeline over
-MAX_SPLITS = 32
+MAX_SPLITS = 512  # a long K over few output tiles (64 x 64 x 262147: 256 splits of 1024)
 
 
 def min_blocks_per_sm(choice: MatmulTile) -> int:
@@ -347,7 +347,14 @@ def plan_matmul(
         if p.k % (splits * choice.bk) and not p.pads_k:
             return None
         chosen = splits
-    return schedule_for(choice, chosen, planned=chosen > 1)
+    schedule = schedule_for(choice, chosen, planned=chosen > 1)
+    if padded_extents(choice, p.m, p.n, p.k, chosen, p.pads_k) != (p.m, p.n, p.k):
+        # Edge tiles: the guards take registers (an 8 x 8 tile of 128 threads: 147 -> 180
+        # at 3001 x 3011 x 2999), and a block fewer an SM cost the H200 1.7x there (five
+        # waves for three); so the residency the candidate was measured at is asked for.
+        resident = next(c.resident for c in CANDIDATES if c.tile == choice)
+        schedule = schedule.replace(resident=max(resident, schedule.resident.data))
+    return schedule
 
 
 def pad_to_schedule(kernel: tile.KernelOp, schedule: tile.ScheduleAttr, split: bool) -> bool:

@@ -22,18 +22,32 @@ def chunks_for(rows: int, extent: int, target: Target | None = None) -> int:
     """Cost function: chunks per row; 1 (leave it) unless the rows alone cannot fill the
     GPU (``target``'s SMs; None: sm_90) and a row is long, then the power of two dividing
     the row that brings rows x chunks to ``WAVES`` blocks an SM without a chunk falling
-    below ``MIN_CHUNK``."""
+    below ``MIN_CHUNK`` (``_doubled``: any power of two when none divides it)."""
     target = target or target_for()
     if rows >= target.sm_count or extent < MIN_CHUNKED_ROW:
         return 1
-    chunks = 1
-    while (
-        rows * chunks < WAVES * target.sm_count
-        and extent % (2 * chunks) == 0
-        and extent // (2 * chunks) >= MIN_CHUNK
-    ):
-        chunks *= 2
-    return chunks
+    return _doubled(
+        extent,
+        lambda chunks: (
+            rows * (chunks // 2) < WAVES * target.sm_count and extent // chunks >= MIN_CHUNK
+        ),
+    )
+
+
+def _doubled(extent: int, wanted) -> int:
+    """The power of two ``chunks`` doubles to while ``wanted(2 * chunks)``: among those
+    that divide ``extent`` if that reaches as far, else regardless (ragged chunks, the
+    last one shorter: ``chunk-reduce`` masks its steps past the end), so a prime row is
+    split as a power of two's would be."""
+
+    def grow(divides: bool) -> int:
+        chunks = 1
+        while wanted(2 * chunks) and (not divides or extent % (2 * chunks) == 0):
+            chunks *= 2
+        return chunks
+
+    exact, ragged = grow(True), grow(False)
+    return exact if exact == ragged else ragged
 
 
 DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
@@ -57,10 +71,11 @@ def cooperation_threads(
     """Cost function: threads per row when cooperation pays, else 0.
 
     A reduction down *columns* (``columns``: ``analysis.walks_columns``, ``x.sum(1)`` of
-    ``x[b, r, c]``) gets none: its threads go on the outputs, consecutive threads on
-    consecutive addresses, each walking its column (a group of threads on one output
-    would read addresses a row apart); ``column_chunks_for`` splits long columns across
-    blocks when the outputs alone are too few blocks.
+    ``x[b, r, c]``, and a matrix-vector product ``x @ W``, a contraction) gets none: its
+    threads go on the outputs, consecutive threads on consecutive addresses, each walking
+    its column (a group of threads on one output would read addresses a row apart);
+    ``column_chunks_for`` splits long columns across blocks when the outputs alone are
+    too few blocks.
 
     A row reduction (softmax, a norm) of at least a warp's worth of elements
     (``MIN_COOPERATIVE_ROW``) gets a group of threads whatever the number of rows: one
@@ -80,7 +95,7 @@ def cooperation_threads(
     sm_90) a block; its real schedules (register tiles) are the matmul passes' business.
     """
     target = target or target_for()
-    if reduce_extent < MIN_COOPERATIVE_ROW or (columns and not contraction):
+    if reduce_extent < MIN_COOPERATIVE_ROW or columns:
         return 0
     if contraction:
         if reduce_extent >= LONG_ROW:
@@ -107,14 +122,16 @@ def column_chunks_for(outputs: int, extent: int, target: Target | None = None) -
     """Cost function: chunks of a column reduction's rows, each its own threads: 1 unless
     ``outputs`` threads a chunk (``COLUMN_BLOCK`` to a block) make fewer than ``WAVES``
     blocks an SM of ``target`` (None: sm_90), then the power of two dividing the columns
-    that brings the blocks there without a chunk falling below ``MIN_COLUMN_CHUNK`` rows
+    (``_doubled``: or not) that brings the blocks there without a chunk falling below
+    ``MIN_COLUMN_CHUNK`` rows
     (the partial sums, ``1 / chunk`` of the input, are written and read once more)."""
     target = target or target_for()
-    chunks = 1
-    while (
-        -(-outputs * chunks // COLUMN_BLOCK) < WAVES * target.sm_count
-        and extent % (2 * chunks) == 0
-        and extent // (2 * chunks) >= MIN_COLUMN_CHUNK
-    ):
-        chunks *= 2
-    return chunks
+    if outputs * extent < MIN_CHUNKED_ROW:
+        return 1  # a few microseconds' work: a second launch would cost more than it saves
+    return _doubled(
+        extent,
+        lambda chunks: (
+            -(-outputs * (chunks // 2) // COLUMN_BLOCK) < WAVES * target.sm_count
+            and extent // chunks >= MIN_COLUMN_CHUNK
+        ),
+    )

@@ -1,5 +1,5 @@
 // RUN: deplo-opt %s -p fuse | filecheck %s
-// RUN: deplo-opt %s -p 'fuse{max-reduce-recompute=8.0 matmul-alone=false}' | filecheck %s --check-prefix=LOOSE
+// RUN: deplo-opt %s -p 'fuse{max-reduce-recompute=8.0 matmul-alone=false nest-reductions=true}' | filecheck %s --check-prefix=LOOSE
 // RUN: deplo-opt %s -p 'fuse{max-reduce-recompute=8.0}' | filecheck %s --check-prefix=ALONE
 
 // The guard refuses substitutions that would re-run a producer's reduction per consumer
