@@ -64,6 +64,7 @@ report writer stay light.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -809,7 +810,11 @@ def strict_fp32() -> dict[str, Any]:
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    # torch.testing's harness (OpInfo, imported first in one process) freezes the cuDNN
+    # flags, and setting one then raises: its own escape hatch lets the bench set it
+    unfrozen = getattr(torch.backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
+    with unfrozen():
+        torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
     return {
         "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,

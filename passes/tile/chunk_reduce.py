@@ -140,6 +140,19 @@ def _replace_kernel(
     return new
 
 
+def _fresh_name(kernel: tile.KernelOp, suffix: str) -> str:
+    """``kernel``'s name with ``suffix``, numbered when the function has it already (a
+    split matmul's combine kernel, chunked in turn, would be a second ``k_*_chunks``)."""
+    func = kernel.parent_op()
+    taken = (
+        {k.sym_name.data for k in func.walk() if isinstance(k, tile.KernelOp)} if func else set()
+    )
+    name, n = f"{kernel.sym_name.data}{suffix}", 2
+    while name in taken:
+        name, n = f"{kernel.sym_name.data}{suffix}{n}", n + 1
+    return name
+
+
 def _chunk_kernel(
     kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int, chunk_first: bool = False
 ) -> tile.KernelOp:
@@ -184,7 +197,7 @@ def _chunk_kernel(
     index = [chunk, *row_axes] if chunk_first else [*row_axes, chunk]
     for result, out in zip(partial.results, outs, strict=True):
         block.add_op(loop.StoreOp(result, out, identity, index))
-    new = tile.KernelOp(f"{kernel.sym_name.data}_chunks", part_axes, operands, results, body)
+    new = tile.KernelOp(_fresh_name(kernel, "_chunks"), part_axes, operands, results, body)
     new.attributes.update(kernel.attributes)
     for result in new.results:
         result.name_hint = f"{kernel.sym_name.data.removeprefix('k_')}_parts"

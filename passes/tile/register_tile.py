@@ -245,7 +245,7 @@ class RegisterTileKernel(RewritePattern):
             return
         tm, tn, schedule = factors
         if schedule is not None:
-            pad_to_schedule(op, schedule, split=False)  # edge tiles, where the tile does not divide
+            pad_to_schedule(op, schedule, False, self.target)  # edge tiles, if it does not divide
         planned = tile.schedule_of(op)  # a kernel of partial sums keeps its splits
         splits = planned.splits.data if planned is not None else 1
         if schedule is None and min(self.threads) > 0:

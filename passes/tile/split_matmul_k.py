@@ -69,9 +69,7 @@ class SplitMatmulK(ModulePass):
             schedule = plan_matmul(kernel, target, splits=self.splits)
             if schedule is None or schedule.splits.data == 1:
                 continue
-            pad_to_schedule(
-                kernel, schedule, split=True
-            )  # edge tiles, where the tile does not divide
+            pad_to_schedule(kernel, schedule, True, target)  # edge tiles, if it does not divide
             (reduce,) = top_level_reduces(kernel)
             part = split(kernel, reduce, schedule.splits.data, chunk_first=True)
             part.attributes[tile.SCHEDULE] = schedule

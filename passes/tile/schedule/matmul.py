@@ -43,7 +43,7 @@ from deplodock.passes.tile.analysis import (
     stored_both_ways,
     top_level_reduces,
 )
-from deplodock.passes.tile.edge_tiles import pad_contraction, pads_k_exactly
+from deplodock.passes.tile.edge_tiles import align_operands, pad_contraction, pads_k_exactly
 from deplodock.target import Target, target_for
 
 DEFAULT_BK = 8  # 2 float4 loads of each operand row a chunk; 16 rows of 128 per block fill
@@ -347,20 +347,20 @@ def plan_matmul(
         if p.k % (splits * choice.bk) and not p.pads_k:
             return None
         chosen = splits
-    schedule = schedule_for(choice, chosen, planned=chosen > 1)
-    if padded_extents(choice, p.m, p.n, p.k, chosen, p.pads_k) != (p.m, p.n, p.k):
-        # Edge tiles: the guards take registers (an 8 x 8 tile of 128 threads: 147 -> 180
-        # at 3001 x 3011 x 2999), and a block fewer an SM cost the H200 1.7x there (five
-        # waves for three); so the residency the candidate was measured at is asked for.
-        resident = next(c.resident for c in CANDIDATES if c.tile == choice)
-        schedule = schedule.replace(resident=max(resident, schedule.resident.data))
-    return schedule
+    return schedule_for(choice, chosen, planned=chosen > 1)
 
 
-def pad_to_schedule(kernel: tile.KernelOp, schedule: tile.ScheduleAttr, split: bool) -> bool:
+def pad_to_schedule(
+    kernel: tile.KernelOp, schedule: tile.ScheduleAttr, split: bool, target: Target | None = None
+) -> bool:
     """Round ``kernel`` up to ``schedule``'s block tile and K chunks (times its splits,
     when ``split``: the kernel before ``split-matmul-k`` cuts its K) where they do not
-    divide it, in place (``edge_tiles.pad_contraction``)."""
+    divide it, in place (``edge_tiles.pad_contraction``), and copy its unaligned operands
+    aligned where that is cheap (``edge_tiles.align_operands``)."""
     (tm, tn), (threads_m, threads_n) = schedule.thread_tile, schedule.block_threads or (1, 1)
     k_step = max(schedule.k_chunk.data, 1) * (schedule.splits.data if split else 1)
-    return pad_contraction(kernel, tm * threads_m, tn * threads_n, k_step)
+    if not pad_contraction(kernel, tm * threads_m, tn * threads_n, k_step):
+        return False
+    target = target or target_for()
+    align_operands(kernel, target.fp32_flops / target.bandwidth)
+    return True
