@@ -11,9 +11,11 @@ reuses each loaded element more (``TM * TN`` FMAs per ``TM + TN`` shared loads i
 thread, ``BM * BN`` per ``BM + BN`` global loads in a block) but makes fewer blocks, and a
 grid of fewer blocks than the H200 has SMs leaves SMs idle (wave quantisation). Splitting K
 across blocks (``split-matmul-k``) makes more blocks, at the price of writing and reading
-back partial sums. ``estimate_seconds`` prices each choice; the cheapest wins. Shapes that
-do not divide are never taken: the schedule has no guards, because a barrier under a
-guard would deadlock the block.
+back partial sums. ``estimate_seconds`` prices each choice; the cheapest wins. A tile
+that does not divide the shape is priced on the shape rounded up to it (``padded_extents``,
+times ``EDGE_COST``, at most ``MAX_EDGE_WASTE`` of wasted work): the kernel is then padded
+and its accesses guarded (``passes/tile/edge_tiles.py``), since a schedule cannot guard
+its edge blocks' threads away (a barrier under a guard would deadlock the block).
 
 Register budget: the 8 x 8 tile takes 127-159 registers a thread (64 accumulators, a
 column and a row of operands, the next chunk prefetched), under the 255 a thread may
