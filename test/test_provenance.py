@@ -191,7 +191,7 @@ def test_cli_stats_table_for_an_expression(capsys) -> None:
     assert main(["compile", "-c", MATMUL, "--ir", "loop", "--stats", "-v"]) == 0
     err = capsys.readouterr().err
     table = err[err.index("kernel ") :]
-    assert "torch ops" in table.splitlines()[0]
+    assert "torch ops" in table.splitlines()[0] and "roofline" in table.splitlines()[0]
     assert "add matmul relu" in table  # the one kernel, its ops at the root module
     assert "add (aten.add) <expression>:1" in table  # -v: each op on a line
     assert "unfused (eager)" in table and "3 kernels, one per torch op" in table
@@ -299,3 +299,14 @@ def test_cli_debuginfo_prints_locations(capsys) -> None:
     out = capsys.readouterr().out
     assert 'loc("add"(callsite("aten.add.Tensor" at "<expression>":1:0)))' in out
     assert "loop.kernel @k_relu" in out
+
+
+def test_roofline_seconds() -> None:
+    from deplodock.kernel_stats import roofline_seconds
+    from deplodock.target import target_for
+
+    h200 = target_for("sm_90")
+    assert roofline_seconds(4.25e9, 0, h200) == pytest.approx(1e-3)  # 4.25 GB at 4.25 TB/s
+    work = 2 * 4096**3  # a 4096^3 matmul: 137 GFLOP, bound by the fp32 rate
+    assert roofline_seconds(3 * 4096**2 * 4, work, h200) == pytest.approx(work / h200.fp32_flops)
+    assert roofline_seconds(10**9, 0, target_for("sm_75")) > roofline_seconds(10**9, 0, h200)

@@ -201,6 +201,7 @@ class _Steps:
     eager: list[OpStats] | None = None  # one kernel per torch op (from right after lift)
     origins: dict = field(default_factory=dict)  # torch op name -> Origin (provenance)
     title: str = ""
+    target: object = None  # the Target the rooflines are for (None: sm_90)
 
     @contextlib.contextmanager
     def step(self, name: str, show: bool = True) -> Iterator[None]:
@@ -257,7 +258,12 @@ def _peak_rss_mb() -> float:
 
 def _steps(args: argparse.Namespace) -> _Steps:
     quiet = args.quiet or args.verbose > 0  # -v lists the passes itself
-    return _Steps(progress=not quiet and sys.stderr.isatty())
+    from deplodock.target import target_for
+
+    arch = getattr(args, "arch", None)
+    return _Steps(
+        progress=not quiet and sys.stderr.isatty(), target=target_for(arch) if arch else None
+    )
 
 
 def _is_mlir_file(text: str) -> bool:
@@ -413,7 +419,12 @@ def _print_stats(steps: _Steps, verbose: bool = False) -> None:
             "loop kernels (minimum HBM traffic: each input read once, output written once)",
             file=out,
         )
-        print(format_table(steps.kernels, steps.eager, steps.origins, verbose=verbose), file=out)
+        print(
+            format_table(
+                steps.kernels, steps.eager, steps.origins, verbose=verbose, target=steps.target
+            ),
+            file=out,
+        )
 
 
 def _compile(args: argparse.Namespace) -> int:
@@ -458,10 +469,11 @@ def _launches(program) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
     return [(s.kernel, s.grid, s.block) for s in program.plan.steps if s.grid is not None]
 
 
-def _resource_lines(launches, resources) -> list[str]:
+def _resource_lines(launches, resources, rooflines: dict[str, str] | None = None) -> list[str]:
     """Per kernel, (name, grid, block) in ``launches``: launch shape and NVRTC's report
-    (registers, shared memory, spills)."""
+    (registers, shared memory, spills); ``rooflines``: a kernel's roofline text, by name."""
     lines = []
+    rooflines = rooflines or {}
     for name, grid_shape, block_shape in launches:
         res = resources.get(name)
         details = (
@@ -477,23 +489,29 @@ def _resource_lines(launches, resources) -> list[str]:
         )
         grid = "x".join(map(str, grid_shape))
         block = "x".join(map(str, block_shape))
-        lines.append(f"{name}: grid {grid}, block {block}, {details}")
+        roof = f"; {rooflines[name]}" if name in rooflines else ""
+        lines.append(f"{name}: grid {grid}, block {block}, {details}{roof}")
     return lines
 
 
 def _print_resources(module, source: str, arch: str) -> None:
     """``--resources``: compile the CUDA with NVRTC and report every kernel (stderr)."""
     from deplodock.backends.cuda.nvrtc import compile_cuda
+    from deplodock.dialects.access import memref_bytes
     from deplodock.dialects.kernel import KernelOp
+    from deplodock.kernel_stats import roofline_seconds
+    from deplodock.target import target_for
 
     compiled = compile_cuda(source, arch=arch)
-    kernels = [
-        (op.sym_name.data, op.grid_shape, op.block_shape)
-        for op in module.walk()
-        if isinstance(op, KernelOp)
-    ]
+    ops = [op for op in module.walk() if isinstance(op, KernelOp)]
+    kernels = [(op.sym_name.data, op.grid_shape, op.block_shape) for op in ops]
+    rooflines = {}
+    for op in ops:  # its operands read once, its results written once
+        moved = sum(memref_bytes(b.type) for b in (*op.input_buffers, *op.output_buffers))
+        seconds = roofline_seconds(moved, 0, target_for(arch))
+        rooflines[op.sym_name.data] = f"traffic {moved / 1e6:.1f} MB: >= {seconds * 1e6:.1f} µs"
     print(f"deplodock resources ({arch}, NVRTC):", file=sys.stderr)
-    for line in _resource_lines(kernels, compiled.resources):
+    for line in _resource_lines(kernels, compiled.resources, rooflines):
         print(f"  {line}", file=sys.stderr)
 
 

@@ -14,6 +14,9 @@ Per kernel (``program_stats``):
 - **FLOPs**: the arithmetic the loop nest executes, each op times its trip count, plus one
   combine per iteration of each reduce loop (so a matmul is 2·M·N·K); casts, constants and
   index math are free. Recomputation that fusion accepted shows here.
+- **roofline**: the least time the kernel can take on the target (``roofline_seconds``):
+  its minimum traffic at the target's memory bandwidth or its FLOPs at its fp32 rate,
+  whichever is longer.
 
 The baseline (``eager_stats``) is the program as eager PyTorch runs it: one kernel per
 torch op, reading each of its inputs once and writing its result once, with the FLOPs of
@@ -48,6 +51,7 @@ __all__ = [
     "kernel_stats",
     "origin_table",
     "program_stats",
+    "roofline_seconds",
     "short_label",
     "tensor_bytes",
 ]
@@ -294,6 +298,20 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def roofline_seconds(bytes_moved: int, work: int, target=None) -> float:
+    """The least time a kernel moving ``bytes_moved`` and doing ``work`` FLOPs can take on
+    ``target`` (``deplodock.target``; None: sm_90): the longer of the two at its rates."""
+    from deplodock.target import target_for
+
+    target = target or target_for()
+    return max(bytes_moved / target.bandwidth, work / target.fp32_flops)
+
+
+def _us(seconds: float) -> str:
+    us = seconds * 1e6
+    return f"{us:.1f} µs" if us < 1e4 else f"{us / 1e3:.1f} ms"
+
+
 def format_table(
     fused: list[KernelStats],
     eager: list[OpStats] | None = None,
@@ -301,22 +319,25 @@ def format_table(
     *,
     verbose: bool = False,
     width: int = 120,
+    target=None,
 ) -> str:
-    """Per kernel: minimum reads and writes, FLOPs, the torch ops it covers (short; with
-    ``verbose`` each op on a line of its own: name, overload, source line, module);
-    totals, and the eager baseline when given."""
+    """Per kernel: minimum reads and writes, FLOPs, its roofline on ``target`` (None:
+    sm_90), the torch ops it covers (short; with ``verbose`` each op on a line of its
+    own: name, overload, source line, module); totals, and the eager baseline when
+    given."""
     table = table or {}
     views = {s.origin.name for s in eager if s.view} if eager is not None else set()
     weight = {s.origin.name: s.flops for s in eager} if eager is not None else None
     name_w = min(max([len(k.name) for k in fused] + [len("unfused (eager)")]), 30)
-    head = f"{'kernel':<{name_w}} {'reads':>9} {'writes':>9} {'FLOPs':>9}  "
+    head = f"{'kernel':<{name_w}} {'reads':>9} {'writes':>9} {'FLOPs':>9} {'roofline':>9}  "
     ops_w = max(width - len(head), 20)
     lines = [head + "torch ops"]
 
     def row(label: str, read: int, written: int, work: int, what: str) -> str:
+        roof = _us(roofline_seconds(read + written, work, target))
         return (
             f"{_clip(label, name_w):<{name_w}} {_size(read):>9} {_size(written):>9} "
-            f"{_size(work, ''):>9}  {what}"
+            f"{_size(work, ''):>9} {roof:>9}  {what}"
         )
 
     for k in fused:
