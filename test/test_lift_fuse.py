@@ -892,7 +892,13 @@ def test_random_programs_keep_their_meaning(rng) -> None:
     assert str(afresh) == once, text
     unbounded, _ = fused(
         text,
-        Fuse(max_recompute=1e9, max_read_growth=1e9, max_reduce_recompute=1e9, copy_shared=True),
+        Fuse(
+            max_recompute=1e9,
+            max_read_growth=1e9,
+            max_reduce_recompute=1e9,
+            copy_shared=True,
+            nest_reductions=True,
+        ),
     )
     # With the guard off, no kernel reads another kernel's result any more.
     assert all(not isinstance(v.owner, KernelOp) for k in kernels(unbounded) for v in k.inputs)

@@ -4,8 +4,7 @@
 
 // linear (100 x 67) x (250 x 67)^T + b, as tileify leaves it: no tile of the planner
 // divides 100, 250 or 67. The planner's 32 x 64 tile (4 x 4 a thread, K chunks of 16)
-// pads the axes to 128 x 256 (32 x 64 threads' tiles) and K to 80, and asks for the 4
-// blocks an SM the tile was measured at (the guards take registers); every access that may
+// pads the axes to 128 x 256 (32 x 64 threads' tiles) and K to 80; every access that may
 // leave its buffer is guarded (the operands' loads, the bias's, the store), so the
 // padded rows read zeros and store nothing. stage-inputs (after chunk-matmul-k and
 // blockify-launch) then stages guarded K chunks whose boxes reach past the operands'
@@ -29,7 +28,7 @@ func.func @forward(%x: tensor<100x67xf32>, %x1: tensor<250x67xf32>, %x2: tensor<
 
 // CHECK-LABEL: func.func @forward
 // CHECK:       tile.kernel @k_linear axes(%a0_g : 32 = free, %a1_g : 64 = free)
-// CHECK-SAME:  schedule = #tile.schedule<thread = [4, 4], threads = [8, 16], k_chunk = 16, resident = 4>
+// CHECK-SAME:  schedule = #tile.schedule<thread = [4, 4], threads = [8, 16], k_chunk = 16>
 // CHECK:       loop.for %a2 = 0 to 80 reduce(add,
 // CHECK-NEXT:    %in_r0 = loop.load %x_b[%a0_r0, %a2] guarded : memref<100x67xf32>
 // CHECK-NEXT:    %in_c0 = loop.load %x1_b[%a1_c0, %a2] guarded : memref<250x67xf32>
