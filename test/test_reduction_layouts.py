@@ -130,3 +130,26 @@ def test_column_planners() -> None:
     assert column_chunks_for(32768, 4096, target_for("sm_75")) == 2  # 40 SMs
     assert column_chunks_for(10**6, 4096, h200) == 1  # enough blocks already
     assert column_chunks_for(512, 48, h200) == 1  # a chunk keeps 32 rows
+
+
+def test_rows_read_again_stay_in_l2() -> None:
+    """A row read more than once (softmax: max, sum, normalise) gets a larger group of
+    threads when the rows in flight would overflow the L2, so they are re-read from it."""
+    from deplodock.passes.tile.schedule.reduce import cooperation_threads
+    from deplodock.target import target_for
+
+    h200 = target_for("sm_90")
+    assert cooperation_threads(50257, 4096, reductions=2, target=h200) == 1024  # 200 KB rows
+    assert cooperation_threads(2048, 28 * 2048, reductions=2, target=h200) == 128  # fit: as was
+    assert cooperation_threads(50257, 4096, reductions=1, target=h200) == 256  # read once
+    assert cooperation_threads(50257, 64, reductions=2, target=h200) == 256  # few rows
+    assert cooperation_threads(5003, 400, reductions=2, target=target_for("sm_75")) == 512
+
+
+def test_long_softmax_rows_run_correct_with_wide_groups() -> None:
+    module, inputs, want = _lowered("torch.softmax(torch.randn(400,5003), -1)")
+    lower(module, to="kernel", arch="sm_75")  # 4 MB of L2: 512 threads a row
+    (k,) = [k for k in module.walk() if isinstance(k, kernel.KernelOp)]
+    assert k.block_shape[0] == 512
+    for out, ref in zip(run_forward(module, inputs), want, strict=True):
+        assert relative_error(np.asarray(out), ref) <= 1e-5

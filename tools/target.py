@@ -46,6 +46,7 @@ class Target:
     warp_size: int = 32
     static_shared_bytes: int = 48 * 1024  # above this a kernel needs dynamic shared memory
     measured: bool = False  # the rates were measured here (else datasheet figures)
+    l2_bytes: int = 4 * 1024 * 1024  # the L2 cache (the datasheet's)
 
     @property
     def sm(self) -> int:
@@ -82,12 +83,13 @@ _H200 = Target(
     bandwidth=4.25e12,
     mma=("f16", "bf16", "tf32", "f8"),
     measured=True,
+    l2_bytes=60 * 1024 * 1024,
 )
 
 TARGETS: dict[str, Target] = {
     t.arch: t
     for t in (
-        Target("sm_75", "NVIDIA T4", 40, 64 * 1024, 8.1e12, 320e9, mma=("f16",)),
+        Target("sm_75", "NVIDIA T4", 40, 64 * 1024, 8.1e12, 320e9, mma=("f16",), l2_bytes=4 << 20),
         Target(
             "sm_80",
             "NVIDIA A100 SXM 80 GB",
@@ -96,10 +98,27 @@ TARGETS: dict[str, Target] = {
             19.5e12,
             2.04e12,
             mma=("f16", "bf16", "tf32"),
+            l2_bytes=40 << 20,
         ),
-        Target("sm_86", "NVIDIA A10", 72, 99 * 1024, 31.2e12, 600e9, mma=("f16", "bf16", "tf32")),
         Target(
-            "sm_89", "NVIDIA L4", 58, 99 * 1024, 30.3e12, 300e9, mma=("f16", "bf16", "tf32", "f8")
+            "sm_86",
+            "NVIDIA A10",
+            72,
+            99 * 1024,
+            31.2e12,
+            600e9,
+            mma=("f16", "bf16", "tf32"),
+            l2_bytes=6 << 20,
+        ),
+        Target(
+            "sm_89",
+            "NVIDIA L4",
+            58,
+            99 * 1024,
+            30.3e12,
+            300e9,
+            mma=("f16", "bf16", "tf32", "f8"),
+            l2_bytes=48 << 20,
         ),
         _H200,
         dataclasses.replace(_H200, arch="sm_90a"),

@@ -89,6 +89,13 @@ def cooperation_threads(
     H200, softmax (1,28,2048,2048) took 291 us with 256 threads a row and 228 us with 128
     (97% of the copy bandwidth), while RMSNorm rows did best with 256.
 
+    A row read more than once (``reductions`` of two or more: softmax's max, then its sum
+    and the normalising loop) should still be in L2 when it is read again: when the rows
+    in flight (an SM's ``THREADS_PER_SM`` threads in blocks of the group) would not fit
+    the target's L2, the group doubles up to a whole block, so fewer, longer-lived rows
+    are in flight. (H200: softmax over rows of 50257 ran at 27% of the copy rate with 256
+    threads a row, 1056 rows of 200 KB in flight against a 60 MB L2.)
+
     A *contraction* (a matmul: its reduce reads an input shared by other outputs, so a
     thread could reuse it) keeps one output per thread unless the row is long
     (``LONG_ROW``) or there are too few outputs to give every SM of ``target`` (None:
@@ -103,7 +110,25 @@ def cooperation_threads(
         few = parallel < target.sm_count
         return min(DEFAULT_THREADS, pow2_floor(reduce_extent)) if few else 0
     share = pow2_floor(max(1, reduce_extent // (ELEMENTS_PER_THREAD * min(reductions, 2))))
-    return _even_shares(reduce_extent, max(WARP, min(DEFAULT_THREADS, share)))
+    chosen = _even_shares(reduce_extent, max(WARP, min(DEFAULT_THREADS, share)))
+    if reductions >= 2:  # each row is read again: keep the rows in flight inside L2
+        while (
+            2 * chosen <= target.threads_per_block
+            and parallel > _rows_in_flight(chosen, target)
+            and _rows_in_flight(chosen, target) * ROW_ELEMENT_BYTES * reduce_extent
+            > target.l2_bytes
+        ):
+            chosen *= 2
+    return chosen
+
+
+THREADS_PER_SM = 2048  # resident threads an SM holds (sm_75: 1024; the rule is a bound)
+ROW_ELEMENT_BYTES = 4  # fp32 rows: what the L2 bound below assumes of a row's size
+
+
+def _rows_in_flight(threads: int, target: Target) -> int:
+    """Rows the GPU works on at once when each row has a block of ``threads``."""
+    return target.sm_count * max(1, THREADS_PER_SM // threads)
 
 
 def _even_shares(reduce_extent: int, threads: int) -> int:
