@@ -104,9 +104,10 @@ def _copies_by_tma(stage: tile.StageOp, target: Target) -> bool:
     """A doubled slab TMA can fill: sm_90+, stored in the source's order without pad (TMA
     writes the box as it lies in global memory), a box within TMA's rules
     (``tma.tma_box_rule``) whose one copy is a multiple of 128 bytes (each buffer starts
-    aligned). So ``torch.matmul(a.t(), b)`` qualifies, ``x @ w.T`` does not."""
-    if not target.tma or stage.is_transposed or stage.padding:
-        return False
+    aligned), not guarded (an edge tile's). So ``torch.matmul(a.t(), b)`` qualifies,
+    ``x @ w.T`` does not."""
+    if not target.tma or stage.is_transposed or stage.padding or stage.is_guarded:
+        return False  # (a guarded slab: TMA would zero-fill past the end, not yet tested)
     source = stage.source.type
     if tma_box_rule(stage.box_shape, stage.element_bytes, source.get_shape(), None) is not None:  # type: ignore[attr-defined]
         return False
