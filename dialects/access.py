@@ -8,7 +8,7 @@ it is, but the syntax and the invariants are written once here:
   affine map over the SSA index operands (see ``affine_syntax``); the verifier proves
   indices in bounds whenever the ranges of the operands are known.
 * ``loop.load %x[%m, %k] guarded : ..`` / ``loop.store %v, %y[%m, %n] guarded : ..``: an
-  edge tile's access (``pad-matmul``): an index outside the buffer loads 0 and stores
+  edge tile's access (``passes/tile/edge_tiles.py``): an index outside the buffer loads 0 and stores
   nothing, so a block tile need not divide the problem. The verifier then allows indices
   beyond the extents; the emitter tests the dimensions that may leave them.
 * ``ins(%xb = %x : tensor<..>) outs(%ob : tensor<..>)``: a kernel's tensor operands and
@@ -74,7 +74,23 @@ def memref_bytes(type_: MemRefType) -> int:
     return math.prod(type_.get_shape()) * element_bytes(type_.element_type)
 
 
-class LoadBase(IRDLOperation):
+class _Guarded:
+    """``guarded`` on a load or store (see the module docstring)."""
+
+    @property
+    def is_guarded(self) -> bool:
+        return self.guarded is not None  # type: ignore[attr-defined]
+
+    def guarded_dims(self) -> list[int]:
+        """The dimensions a guarded access tests (those whose index may leave the buffer;
+        none when unguarded)."""
+        if not self.is_guarded:
+            return []
+        shape = self.buffer.type.get_shape()  # type: ignore[attr-defined]
+        return dims_leaving(self.map.data, self.indices, shape)  # type: ignore[attr-defined]
+
+
+class LoadBase(_Guarded, IRDLOperation):
     """``%v = <level>.load %buf[indices] : memref<...>``"""
 
     buffer = operand_def(MemRefType)
@@ -97,15 +113,6 @@ class LoadBase(IRDLOperation):
             result_types=[buffer.type.element_type],
             properties=_access_properties(map, guarded),
         )
-
-    @property
-    def is_guarded(self) -> bool:
-        return self.guarded is not None
-
-    def guarded_dims(self) -> list[int]:
-        """The dimensions a guarded access tests (those whose index may leave the buffer;
-        none when unguarded)."""
-        return _guarded_dims(self)
 
     def verify_(self) -> None:
         assert isinstance(self.buffer.type, MemRefType)
@@ -144,7 +151,7 @@ class LoadBase(IRDLOperation):
         return op
 
 
-class StoreBase(IRDLOperation):
+class StoreBase(_Guarded, IRDLOperation):
     """``<level>.store %v, %buf[indices] : memref<...>``"""
 
     value = operand_def()
@@ -165,14 +172,6 @@ class StoreBase(IRDLOperation):
         super().__init__(
             operands=[value, buffer, operands], properties=_access_properties(map, guarded)
         )
-
-    @property
-    def is_guarded(self) -> bool:
-        return self.guarded is not None
-
-    def guarded_dims(self) -> list[int]:
-        """See ``LoadBase.guarded_dims``."""
-        return _guarded_dims(self)
 
     def verify_(self) -> None:
         assert isinstance(self.buffer.type, MemRefType)
@@ -225,21 +224,11 @@ def _access_properties(map: AffineMap, guarded: bool) -> dict[str, Attribute]:
     return properties
 
 
-def _guarded_dims(op: LoadBase | StoreBase) -> list[int]:
-    if not op.is_guarded:
-        return []
-    shape = op.buffer.type.get_shape()  # type: ignore[attr-defined]
-    return dims_leaving(op.map.data, op.indices, shape)
-
-
 def _verify_access(op: LoadBase | StoreBase) -> None:
     """Indices in bounds where their ranges are known; a guarded access's may leave the
     buffer (it loads 0 there, or stores nothing), but not its rank."""
     shape = op.buffer.type.get_shape()  # type: ignore[attr-defined]
-    if op.is_guarded:
-        check_in_bounds(op.name, op.map.data, op.indices, [2**62] * len(shape))
-        return
-    check_in_bounds(op.name, op.map.data, op.indices, shape)
+    check_in_bounds(op.name, op.map.data, op.indices, shape, upper=not op.is_guarded)
 
 
 def _resolve_indices(parser: Parser, operands: Sequence[UnresolvedOperand]) -> list[SSAValue]:

@@ -256,9 +256,14 @@ def expr_range(
 
 
 def check_in_bounds(
-    op_name: str, map: AffineMap, operands: Sequence[SSAValue], shape: Sequence[int]
+    op_name: str,
+    map: AffineMap,
+    operands: Sequence[SSAValue],
+    shape: Sequence[int],
+    upper: bool = True,
 ) -> None:
-    """Raise VerifyException when an index can provably leave ``shape``."""
+    """Raise VerifyException when an index can provably leave ``shape`` (``upper=False``:
+    only below 0; a guarded access may reach past the end)."""
     from xdsl.utils.exceptions import VerifyException
 
     if len(map.results) != len(shape):
@@ -272,7 +277,7 @@ def check_in_bounds(
     ranges = value_ranges(operands)
     for axis, (expr, size) in enumerate(zip(map.results, shape, strict=True)):
         bounds = expr_range(expr, ranges)
-        if bounds is not None and (bounds[0] < 0 or bounds[1] >= size):
+        if bounds is not None and (bounds[0] < 0 or (upper and bounds[1] >= size)):
             raise VerifyException(
                 f"{op_name}: index {axis} ranges over [{bounds[0]}, {bounds[1]}], "
                 f"outside the buffer's extent {size}"

@@ -589,8 +589,9 @@ class CpAsyncOp(IRDLOperation):
             raise VerifyException("kernel.cp_async: copies between buffers of different elements")
         if not isinstance(self.target.owner, SharedOp):
             raise VerifyException("kernel.cp_async: the target must be a kernel.shared array")
-        source_shape = [2**62] * src.get_num_dims() if self.is_guarded else src.get_shape()
-        check_in_bounds(self.name, self.source_map.data, self.indices, source_shape)
+        check_in_bounds(
+            self.name, self.source_map.data, self.indices, src.get_shape(), not self.is_guarded
+        )
         check_in_bounds(self.name, self.target_map.data, self.indices, dst.get_shape())
 
     def print(self, printer: Printer) -> None:

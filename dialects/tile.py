@@ -305,6 +305,13 @@ class ScheduleAttr(ParametrizedAttribute):
         return self.tm.data, self.tn.data
 
     @property
+    def block_tile(self) -> tuple[int, int]:
+        """``(BM, BN)``: the outputs a block owns (the thread tile when no block tile was
+        planned)."""
+        threads_m, threads_n = self.block_threads or (1, 1)
+        return self.tm.data * threads_m, self.tn.data * threads_n
+
+    @property
     def block_threads(self) -> tuple[int, int] | None:
         """``(Tm, Tn)`` when the plan chose the block tile, else None."""
         return (self.threads_m.data, self.threads_n.data) if self.threads_m.data else None

@@ -113,14 +113,15 @@ def _indices(op: LoadOp | StoreOp, args: tuple[Any, ...], buffer: np.ndarray) ->
     return tuple(indices)
 
 
-def _guarded_indices(op: LoadOp | StoreOp, args: tuple[Any, ...], buffer: np.ndarray):
-    """A guarded access's indices, clipped into the buffer, and where they were inside."""
-    indices = [np.asarray(i) for i in eval_map(op.map.data, args)]
+def guarded_indices(buffer: np.ndarray, indices) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """A guarded access's indices clipped into ``buffer``, and where they were inside (the
+    loop and the SIMT interpreters both read 0 / store nothing outside)."""
+    arrays = [np.asarray(i, dtype=np.int64) for i in indices]
     inside = np.ones((), bool)
-    for index, size in zip(indices, buffer.shape, strict=True):
+    for index, size in zip(arrays, buffer.shape, strict=True):
         inside = inside & (index >= 0) & (index < size)
     clipped = tuple(
-        np.clip(i, 0, max(size - 1, 0)) for i, size in zip(indices, buffer.shape, strict=True)
+        np.clip(a, 0, max(size - 1, 0)) for a, size in zip(arrays, buffer.shape, strict=True)
     )
     return clipped, inside
 
@@ -162,7 +163,7 @@ class LoopFunctions(InterpreterFunctions):
     def run_load(self, interpreter: Interpreter, op: LoadOp, args: tuple[Any, ...]):
         buffer: np.ndarray = args[0]
         if op.is_guarded:
-            indices, inside = _guarded_indices(op, args[1:], buffer)
+            indices, inside = guarded_indices(buffer, eval_map(op.map.data, args[1:]))
             return (np.where(inside, buffer[indices], np.zeros((), buffer.dtype)),)
         return (buffer[_indices(op, args[1:], buffer)],)
 
@@ -170,7 +171,7 @@ class LoopFunctions(InterpreterFunctions):
     def run_store(self, interpreter: Interpreter, op: StoreOp, args: tuple[Any, ...]):
         value, buffer = args[0], args[1]
         if op.is_guarded:
-            indices, inside = _guarded_indices(op, args[2:], buffer)
+            indices, inside = guarded_indices(buffer, eval_map(op.map.data, args[2:]))
             *indices, value, inside = np.broadcast_arrays(*indices, np.asarray(value), inside)
             buffer[tuple(i[inside] for i in indices)] = value[inside]
             return ()

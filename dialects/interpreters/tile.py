@@ -72,7 +72,7 @@ from xdsl.utils.exceptions import InterpretationError
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import eval_map
 from deplodock.dialects.combine import combine_kind
-from deplodock.dialects.interpreters.loop import poisoned
+from deplodock.dialects.interpreters.loop import guarded_indices, poisoned
 from deplodock.dialects.interpreters.scalar import ScalarFunctions, numpy_dtype
 from deplodock.dialects.loop import vector_of
 
@@ -203,25 +203,13 @@ def checked_indices(
     return arrays
 
 
-def _inside(buffer: np.ndarray, indices: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray]:
-    """A guarded access's indices clipped into ``buffer``, and where they were inside."""
-    arrays = [np.asarray(i, dtype=np.int64) for i in indices]
-    inside = np.ones((), bool)
-    for index, size in zip(arrays, buffer.shape, strict=True):
-        inside = inside & (index >= 0) & (index < size)
-    clipped = [
-        np.clip(a, 0, max(size - 1, 0)) for a, size in zip(arrays, buffer.shape, strict=True)
-    ]
-    return clipped, inside
-
-
 def gather(
     op: Operation, state: Simt, buffer: np.ndarray, indices: Sequence[Any], guarded: bool = False
 ) -> Any:
     """A load from a global buffer; inactive lanes read element 0 and get no value that
     matters. ``guarded`` (or a guarded op): an index outside the buffer reads 0."""
     if guarded or getattr(op, "is_guarded", False):
-        arrays, inside = _inside(buffer, indices)
+        arrays, inside = guarded_indices(buffer, indices)
         if state.mask is not None and buffer.size:
             arrays = [np.where(state.mask, a, 0) for a in arrays]
         return np.where(inside, buffer[tuple(arrays)], np.zeros((), buffer.dtype))
@@ -238,7 +226,7 @@ def scatter(
     A guarded op's lanes whose index leaves the buffer store nothing."""
     inside = None
     if getattr(op, "is_guarded", False):
-        arrays, inside = _inside(buffer, indices)
+        arrays, inside = guarded_indices(buffer, indices)
     else:
         arrays = checked_indices(op, state, buffer_name(op), buffer.shape, indices)
     keep = state.mask if inside is None else inside & (True if state.mask is None else state.mask)

@@ -49,7 +49,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.affine_syntax import expr_range, value_ranges
+from deplodock.dialects.affine_syntax import dims_leaving, expr_range, value_ranges
 from deplodock.passes.tile.analysis import top_level_reduces
 
 # Ops a value zero at the padded steps stays zero through (both operands zero for the
@@ -132,9 +132,9 @@ def guard_accesses(kernel: Operation) -> None:
     """Mark every load and store in ``kernel`` whose index may leave its buffer."""
     for op in kernel.walk():
         if isinstance(op, loop.LoadOp | loop.StoreOp) and not op.is_guarded:
-            op.guarded = UnitAttr()
-            if not op.guarded_dims():
-                del op.properties["guarded"]
+            shape = op.buffer.type.get_shape()  # type: ignore[attr-defined]
+            if dims_leaving(op.map.data, op.indices, shape):
+                op.guarded = UnitAttr()
 
 
 ALIGN_COST = 0.05
@@ -224,6 +224,4 @@ def _copy_kernel(kernel: tile.KernelOp, position: int, padded: list[int]) -> til
     block.add_ops([load, loop.StoreOp(load.result, out, identity, ivs)])
     copy = tile.KernelOp(f"{kernel.sym_name.data}_align{position}", axes, [source], [result], body)
     copy.results[0].name_hint = f"{hint}_aligned"
-    if not load.guarded_dims():
-        del load.properties["guarded"]
-    return copy
+    return copy  # its load stays guarded: the last dimension is padded to ALIGN

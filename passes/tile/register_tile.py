@@ -130,8 +130,8 @@ def tile_factors(
     reduces = top_level_reduces(kernel)
     (m, m_extent, _), (n, n_extent, _) = kernel.axes[-2], kernel.axes[-1]
     if schedule is not None:  # the planner's: edge tiles pad what its tile does not divide
-        threads_m, threads_n = schedule.block_threads or (1, 1)
-        m_extent, n_extent = round_up(m_extent, tm * threads_m), round_up(n_extent, tn * threads_n)
+        block_m, block_n = schedule.block_tile
+        m_extent, n_extent = round_up(m_extent, block_m), round_up(n_extent, block_n)
     factors = (
         _factor(m_extent, tm, shares_loads_across(reduces, m)),
         _factor(n_extent, tn, shares_loads_across(reduces, n)),

@@ -45,7 +45,12 @@ from deplodock.passes.tile.analysis import (
     stored_both_ways,
     top_level_reduces,
 )
-from deplodock.passes.tile.edge_tiles import align_operands, pad_contraction, pads_k_exactly
+from deplodock.passes.tile.edge_tiles import (
+    align_operands,
+    pad_contraction,
+    pads_k_exactly,
+    round_up,
+)
 from deplodock.target import Target, target_for
 
 DEFAULT_BK = 8  # 2 float4 loads of each operand row a chunk; 16 rows of 128 per block fill
@@ -193,12 +198,8 @@ def padded_extents(
 ) -> tuple[int, int, int]:
     """``(M, N, K)`` rounded up to the block tile and ``splits`` K chunks (K only when
     ``pad_k``: padding K must add exact zeros, ``edge_tiles.pads_k_exactly``)."""
-    step = splits * c.bk
-    return (
-        -(-m // c.block_m) * c.block_m,
-        -(-n // c.block_n) * c.block_n,
-        -(-k // step) * step if pad_k else k,
-    )
+    k_padded = round_up(k, splits * c.bk) if pad_k else k
+    return round_up(m, c.block_m), round_up(n, c.block_n), k_padded
 
 
 def _fits(c: MatmulTile, m: int, n: int, k: int, splits: int) -> bool:
@@ -359,9 +360,8 @@ def pad_to_schedule(
     when ``split``: the kernel before ``split-matmul-k`` cuts its K) where they do not
     divide it, in place (``edge_tiles.pad_contraction``), and copy its unaligned operands
     aligned where that is cheap (``edge_tiles.align_operands``)."""
-    (tm, tn), (threads_m, threads_n) = schedule.thread_tile, schedule.block_threads or (1, 1)
     k_step = max(schedule.k_chunk.data, 1) * (schedule.splits.data if split else 1)
-    if not pad_contraction(kernel, tm * threads_m, tn * threads_n, k_step):
+    if not pad_contraction(kernel, *schedule.block_tile, k_step):
         return False
     target = target or target_for()
     align_operands(kernel, target.fp32_flops / target.bandwidth)

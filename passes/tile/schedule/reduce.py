@@ -35,19 +35,13 @@ def chunks_for(rows: int, extent: int, target: Target | None = None) -> int:
 
 
 def _doubled(extent: int, wanted) -> int:
-    """The power of two ``chunks`` doubles to while ``wanted(2 * chunks)``: among those
-    that divide ``extent`` if that reaches as far, else regardless (ragged chunks, the
-    last one shorter: ``chunk-reduce`` masks its steps past the end), so a prime row is
-    split as a power of two's would be."""
-
-    def grow(divides: bool) -> int:
-        chunks = 1
-        while wanted(2 * chunks) and (not divides or extent % (2 * chunks) == 0):
-            chunks *= 2
-        return chunks
-
-    exact, ragged = grow(True), grow(False)
-    return exact if exact == ragged else ragged
+    """The power of two ``chunks`` doubles to while ``wanted(2 * chunks)``, whether or not
+    it divides ``extent`` (ragged chunks, the last one shorter: ``chunk-reduce`` masks its
+    steps past the end), so a prime row is split as a power of two's would be."""
+    chunks = 1
+    while wanted(2 * chunks):
+        chunks *= 2
+    return chunks
 
 
 DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
