@@ -26,7 +26,7 @@ the threads of a warp, which hold different rows of the tile, read consecutive s
 addresses of one K row instead of addresses a whole row apart (bank conflicts), and each
 thread's ``TM`` rows are adjacent, so they widen to float4 reads.
 
-An edge tile's loads (``guarded``, ``pad-matmul``) make a guarded slab: the box may reach
+An edge tile's loads (``guarded``, ``edge_tiles.py``) make a guarded slab: the box may reach
 past the source's end, and its elements there are zeros.
 
 Whether it pays is ``chunk_stage_pays``: some thread axis does not index the buffer (the
