@@ -64,7 +64,7 @@ from deplodock.dialects.access import (
     print_signature,
     verify_signature,
 )
-from deplodock.dialects.combine import COMBINE_KINDS
+from deplodock.dialects.combine import clause_error
 from deplodock.dialects.scope import check_block
 
 
@@ -225,13 +225,12 @@ def verify_vector(op: IRDLOperation, vector: IntAttr | None, upper: int) -> None
 
 
 def verify_reduce_clause(op: IRDLOperation, kinds: ArrayAttr, body: Region) -> None:
-    """Kinds are known, one per result, and the body yields one value of each type."""
+    """Kinds are known and grouped right (``combine.clause_error``), one per result, and
+    the body yields one value of each type."""
     names = [k.data for k in kinds.data]
-    for kind in names:
-        if kind not in COMBINE_KINDS:
-            raise VerifyException(
-                f"{op.name}: unknown reduction kind '{kind}' (known: {', '.join(COMBINE_KINDS)})"
-            )
+    error = clause_error(names, [r.type for r in op.results])
+    if error is not None:
+        raise VerifyException(f"{op.name}: {error}")
     if len(names) != len(op.results):
         raise VerifyException(
             f"{op.name}: {len(names)} reduction kinds for {len(op.results)} results"

@@ -49,7 +49,7 @@ from xdsl.traits import HasParent, IsTerminator, Pure, SingleBlockImplicitTermin
 from xdsl.utils.exceptions import VerifyException
 
 from deplodock.dialects.affine_syntax import expr_range
-from deplodock.dialects.combine import COMBINE_KINDS
+from deplodock.dialects.combine import PLAIN_KINDS
 from deplodock.dialects.scope import check_block
 
 
@@ -178,9 +178,9 @@ class ReduceOp(IRDLOperation):
         return tuple(self.dims.get_values())
 
     def verify_(self) -> None:
-        if self.kind.data not in COMBINE_KINDS:
+        if self.kind.data not in PLAIN_KINDS:
             raise VerifyException(
-                f"ten.reduce: unknown kind '{self.kind.data}' (known: {', '.join(COMBINE_KINDS)})"
+                f"ten.reduce: unknown kind '{self.kind.data}' (known: {', '.join(PLAIN_KINDS)})"
             )
         shape = _shape(self.input)
         dims = self.reduced_dims

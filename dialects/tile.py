@@ -54,6 +54,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -77,7 +78,7 @@ from deplodock.dialects.affine_syntax import (
     print_indices,
     value_ranges,
 )
-from deplodock.dialects.combine import COMBINE_KINDS
+from deplodock.dialects.combine import clause_error, groups
 from deplodock.dialects.loop import (
     KernelBase,
     StridedForBase,
@@ -452,27 +453,41 @@ class StridedForOp(StridedForBase):
 
 @irdl_op_definition
 class CombineOp(IRDLOperation):
-    """``%r = tile.combine add %partial across %t : f32``: merge over a thread axis."""
+    """``%r = tile.combine add %partial across %t : f32``: merge over a thread axis.
+
+    A reduce clause's online group combines together (``combine.groups``):
+    ``%m, %s = tile.combine online_max, online_sum %m_part, %s_part across %t : f32, f32``.
+    Every thread of the group gets the results."""
 
     name = "tile.combine"
-    kind = prop_def(StringAttr)
-    value = operand_def()
+    kinds = prop_def(ArrayAttr)
+    values = var_operand_def()
     axis = operand_def(IndexType)
-    result = result_def()
+    results_ = var_result_def()
     traits = traits_def(Pure())
 
-    def __init__(self, kind: str, value: SSAValue, axis: SSAValue):
+    def __init__(self, kinds: str | Sequence[str], values: SSAValue | Sequence[SSAValue], axis):
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+        values = [values] if isinstance(values, SSAValue) else list(values)
         super().__init__(
-            operands=[value, axis],
-            result_types=[value.type],
-            properties={"kind": StringAttr(kind)},
+            operands=[values, axis],
+            result_types=[[v.type for v in values]],
+            properties={"kinds": ArrayAttr([StringAttr(k) for k in kinds])},
         )
 
+    @property
+    def kind_names(self) -> list[str]:
+        return [k.data for k in self.kinds.data]
+
     def verify_(self) -> None:
-        if self.kind.data not in COMBINE_KINDS:
-            raise VerifyException(
-                f"tile.combine: unknown kind '{self.kind.data}' (known: {', '.join(COMBINE_KINDS)})"
-            )
+        kinds = self.kind_names
+        error = clause_error(kinds, [v.type for v in self.values])
+        if error is not None:
+            raise VerifyException(f"tile.combine: {error}")
+        if len(kinds) != len(self.values) or not kinds:
+            raise VerifyException(f"tile.combine: {len(kinds)} kinds for {len(self.values)} values")
+        if len(groups(kinds)) != 1:
+            raise VerifyException("tile.combine: one kind, or one online group, a combine")
         size = thread_axis_extent(self, self.axis)
         if (size <= WARP and size & (size - 1)) or (size > WARP and size % WARP):
             raise VerifyException(
@@ -491,25 +506,31 @@ class CombineOp(IRDLOperation):
             )
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data} ")
-        printer.print_ssa_value(self.value)
+        printer.print_string(f" {', '.join(self.kind_names)} ")
+        printer.print_list(self.values, printer.print_ssa_value)
         printer.print_string(" across ")
         printer.print_ssa_value(self.axis)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
+        printer.print_list((v.type for v in self.values), printer.print_attribute)
 
     @classmethod
     def parse(cls, parser: Parser) -> CombineOp:
-        kind = parser.parse_identifier()
-        value = parser.parse_unresolved_operand()
+        kinds = [parser.parse_identifier()]
+        while parser.parse_optional_punctuation(","):
+            kinds.append(parser.parse_identifier())
+        values = [parser.parse_unresolved_operand()]
+        while parser.parse_optional_punctuation(","):
+            values.append(parser.parse_unresolved_operand())
         parser.parse_keyword("across")
         axis = parser.parse_unresolved_operand()
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
-        type_ = parser.parse_type()
-        v, a = parser.resolve_operands([value, axis], [type_, IndexType()], parser.pos)
-        op = cls(kind, v, a)
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        if len(types) != len(values):
+            parser.raise_error(f"tile.combine: {len(values)} values but {len(types)} types")
+        resolved = parser.resolve_operands([*values, axis], [*types, IndexType()], parser.pos)
+        op = cls(kinds, resolved[:-1], resolved[-1])
         op.attributes.update(attrs)
         return op
 

@@ -16,6 +16,7 @@ PIPELINE: tuple[tuple[str, str, str], ...] = (
     ("tensor", "decompose", "deplodock.passes.torch.decompose:Decompose"),
     ("loop", "lift-to-loop", "deplodock.passes.tensor.lift_to_loop:LiftToLoop"),
     ("loop", "fuse", "deplodock.passes.loop.fuse:Fuse"),
+    ("loop", "online-softmax", "deplodock.passes.loop.online_softmax:OnlineSoftmax"),
     ("tile", "tileify", "deplodock.passes.tile.tileify:Tileify"),
     ("tile", "collapse-reduce", "deplodock.passes.tile.collapse_reduce:CollapseReduce"),
     ("tile", "split-matmul-k", "deplodock.passes.tile.split_matmul_k:SplitMatmulK"),

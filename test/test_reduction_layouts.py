@@ -142,6 +142,8 @@ def test_rows_read_again_stay_in_l2() -> None:
     assert cooperation_threads(50257, 4096, reductions=2, target=h200) == 1024  # 200 KB rows
     assert cooperation_threads(2048, 28 * 2048, reductions=2, target=h200) == 128  # fit: as was
     assert cooperation_threads(50257, 4096, reductions=1, target=h200) == 256  # read once
+    # the online softmax: one reduction, but its normalising loop reads the row again
+    assert cooperation_threads(50257, 4096, reductions=1, reads=2, target=h200) == 1024
     assert cooperation_threads(50257, 64, reductions=2, target=h200) == 256  # few rows
     assert cooperation_threads(5003, 400, reductions=2, target=target_for("sm_75")) == 512
 

@@ -98,7 +98,13 @@ from deplodock.dialects.affine_syntax import (
     row_major_offset,
     value_ranges,
 )
-from deplodock.dialects.combine import combine_kind
+from deplodock.dialects.combine import (
+    ONLINE_MAX,
+    ONLINE_SUM,
+    combine_kind,
+    cuda_online_step,
+    groups,
+)
 from deplodock.dialects.loop import vector_of
 
 INT32_MAX = 2**31 - 1
@@ -807,7 +813,9 @@ class _KernelEmitter:
             if len(uses) != 1 or uses[0].operation is not terminator:
                 continue
             position = uses[0].index
-            if parent.kinds[position] == kind and parent.results[position] in self.names:
+            online = kind in (ONLINE_MAX, ONLINE_SUM)  # a group merges as a whole
+            mine = parent.kinds[position] == kind and parent.results[position] in self.names
+            if mine and not online:
                 found[k] = self.names[parent.results[position]]
         return found
 
@@ -828,9 +836,7 @@ class _KernelEmitter:
         accesses to the vector locals they read a field of or write a field into."""
         for child in body.ops:
             if isinstance(child, kernel.YieldOp):
-                for (kind, acc, type_), value in zip(accumulators, child.values, strict=True):
-                    if self.ref(value) != acc:  # else an inner loop accumulated into it
-                        self.line(f"{acc} = {self._combine(kind, acc, self.ref(value), type_)};")
+                self._accumulate(accumulators, child.values)
             elif wide and child in wide:
                 field = f"{wide[child]}.{VECTOR_FIELDS[lane]}"
                 if isinstance(child, kernel.LoadOp):
@@ -839,6 +845,29 @@ class _KernelEmitter:
                     self.line(f"{field} = {self.ref(child.value)};")  # type: ignore[attr-defined]
             else:
                 self.operation(child)
+
+    def _accumulate(self, accumulators: list, values) -> None:
+        """A reduce loop's step: each accumulator merged with its yielded value (an
+        online group by the online rule, ``combine.cuda_online_step``)."""
+        kinds = [kind for kind, _, _ in accumulators]
+        for group in groups(kinds):
+            if kinds[group[0]] == ONLINE_MAX:
+                type_ = accumulators[group[0]][2]
+                lines = cuda_online_step(
+                    [accumulators[i][1] for i in group],
+                    [self.ref(values[i]) for i in group],
+                    self._fresh,
+                    lambda value, t=type_: float_literal(value, t),
+                    scalar_type(type_),
+                    "" if isinstance(type_, Float64Type) else "f",
+                )
+                for line in lines:
+                    self.line(line)
+                continue
+            ((kind, acc, type_),) = [accumulators[i] for i in group]
+            value = self.ref(values[group[0]])
+            if value != acc:  # else an inner loop accumulated into it
+                self.line(f"{acc} = {self._combine(kind, acc, value, type_)};")
 
     def _vector_body(
         self, op: kernel.ForOp, count: str, iv_type: str, vector: int, accumulators: list

@@ -53,7 +53,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from deplodock.dialects.affine_syntax import eval_map
-from deplodock.dialects.combine import combine_kind
+from deplodock.dialects.combine import reduce_arrays
 from deplodock.dialects.interpreters.scalar import numpy_dtype
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 
@@ -146,18 +146,15 @@ class LoopFunctions(InterpreterFunctions):
         results = interpreter.run_ssacfg_region(op.body, (iv,), "loop.for")
         if not op.is_reduce:
             return ()
-        reduced = []
-        for kind, value, result in zip(op.kinds, results, op.results, strict=True):
+        values = []
+        for value in results:
             value = np.asarray(value)
-            value = np.broadcast_to(value, np.broadcast_shapes(value.shape, iv.shape))
-            k = combine_kind(kind)
-            axis = value.ndim - (depth + 1)  # the iv's axis, counted from the left
-            if iv.shape[0] == 0:
-                total = k.numpy_reduce(value, axis=axis, initial=k.identity)
-            else:
-                total = k.numpy_reduce(value, axis=axis)
-            reduced.append(np.asarray(total).astype(numpy_dtype(result.type), copy=False)[()])
-        return tuple(reduced)
+            values.append(np.broadcast_to(value, np.broadcast_shapes(value.shape, iv.shape)))
+        totals = reduce_arrays(op.kinds, values, -(depth + 1))  # the iv's axis
+        return tuple(
+            np.asarray(total).astype(numpy_dtype(result.type), copy=False)[()]
+            for total, result in zip(totals, op.results, strict=True)
+        )
 
     @impl(LoadOp)
     def run_load(self, interpreter: Interpreter, op: LoadOp, args: tuple[Any, ...]):

@@ -71,7 +71,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import eval_map
-from deplodock.dialects.combine import combine_kind
+from deplodock.dialects.combine import combine_kind, reduce_arrays, step_arrays
 from deplodock.dialects.interpreters.loop import guarded_indices, poisoned
 from deplodock.dialects.interpreters.scalar import ScalarFunctions, numpy_dtype
 from deplodock.dialects.loop import vector_of
@@ -283,8 +283,7 @@ def run_loop(
     dtypes = [numpy_dtype(r.type) for r in op.results]
 
     def accumulate(values: Sequence[Any], where: np.ndarray | None) -> None:
-        for i, (kind, value) in enumerate(zip(kinds, values, strict=True)):
-            merged = combine_kind(kind).numpy_combine(accs[i], value)
+        for i, merged in enumerate(step_arrays(kinds, accs, values)):
             if where is not None:
                 merged = np.where(where, merged, accs[i])
             accs[i] = np.asarray(merged).astype(dtypes[i], copy=False)[()]
@@ -505,13 +504,18 @@ class TileBodyFunctions(SimtFunctions):
                     f"%{op.axis.name_hint or 'axis'} at {self.state.lanes.describe(tuple(lane))} "
                     "reaches the combine"
                 )
-        value = np.asarray(args[0])
-        value = value.reshape((1,) * (len(shape) - value.ndim) + value.shape)
-        target = list(value.shape)
-        target[dim] = shape[dim]
-        value = np.broadcast_to(value, target)
-        total = combine_kind(op.kind.data).numpy_reduce(value, axis=dim, keepdims=True)
-        return (np.asarray(total).astype(numpy_dtype(op.result.type), copy=False),)
+        values = []
+        for value in args[: len(op.values)]:
+            value = np.asarray(value)
+            value = value.reshape((1,) * (len(shape) - value.ndim) + value.shape)
+            target = list(value.shape)
+            target[dim] = shape[dim]
+            values.append(np.broadcast_to(value, target))
+        totals = reduce_arrays(op.kind_names, values, dim, keepdims=True)
+        return tuple(
+            np.asarray(total).astype(numpy_dtype(r.type), copy=False)
+            for total, r in zip(totals, op.results, strict=True)
+        )
 
 
 @register_impls

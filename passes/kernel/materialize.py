@@ -68,7 +68,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.dialects.combine import combine_op
+from deplodock.dialects.combine import combine_ops
 from deplodock.dialects.tile import WARP
 from deplodock.passes.kernel.stage_fills import fill_loop, index_constant, lower_buffered
 from deplodock.passes.kernel.tma_fills import lower_tma
@@ -177,44 +177,50 @@ class _CombineLowering:
                 f"materialize: tile.combine over {size} threads; need a power of two up to "
                 f"{WARP} or a multiple of {WARP}"
             )
-        base = op.result.name_hint or "acc"
-        kind = op.kind.data
+        kinds = op.kind_names
+        bases = [r.name_hint or "acc" for r in op.results]
         ops: list[Operation] = []
-        value = op.value
+        values = list(op.values)
         for offset in (16, 8, 4, 2, 1):
             if offset >= size:
                 continue
-            shfl = kernel.ShflXorOp(value, offset)
-            shfl.result.name_hint = f"{base}_x{offset}"
-            merged = combine_op(kind, value, shfl.result)
-            merged.results[0].name_hint = f"{base}_w"
-            ops += [shfl, merged]
-            value = merged.results[0]
+            shfls = [kernel.ShflXorOp(v, offset) for v in values]
+            for shfl, base in zip(shfls, bases, strict=True):
+                shfl.result.name_hint = f"{base}_x{offset}"
+            merge, values = combine_ops(kinds, values, [s.result for s in shfls])
+            for value, base in zip(values, bases, strict=True):
+                value.name_hint = f"{base}_w"
+            ops += [*shfls, *merge]
         if size > WARP:
-            value = self._across_warps(value, size, base, kind, ops)
+            values = self._across_warps(values, size, bases, kinds, ops)
             if _in_loop(op, root):
                 ops.append(kernel.BarrierOp())
-        rewriter.replace(op, ops, [value])
+        rewriter.replace(op, ops, values)
 
     def _across_warps(
-        self, value: SSAValue, size: int, base: str, kind: str, ops: list[Operation]
-    ) -> SSAValue:
+        self,
+        values: list[SSAValue],
+        size: int,
+        bases: list[str],
+        kinds: list[str],
+        ops: list[Operation],
+    ) -> list[SSAValue]:
         per_group = size // WARP
         warps = self.threads // WARP
-        smem = self._shared(base, warps, value.type)
+        smems = [self._shared(b, warps, v.type) for b, v in zip(bases, values, strict=True)]
         lane, warp = self.lane(), self.warp()
 
         zero = index_constant(0, "c0")
         is_lane0 = arith.CmpiOp(lane, zero.result, "eq")
         is_lane0.result.name_hint = "lane0"
+        stores = [
+            kernel.StoreOp(v, smem, AffineMap(1, 0, (_D0,)), [warp])
+            for v, smem in zip(values, smems, strict=True)
+        ]
         ops += [
             zero,
             is_lane0,
-            scf.IfOp(
-                is_lane0.result,
-                [],
-                [kernel.StoreOp(value, smem, AffineMap(1, 0, (_D0,)), [warp]), scf.YieldOp()],
-            ),
+            scf.IfOp(is_lane0.result, [], [*stores, scf.YieldOp()]),
             kernel.BarrierOp(),
         ]
         # Every thread reads its group's per-warp partials (broadcast reads: all threads
@@ -222,24 +228,28 @@ class _CombineLowering:
         # order, so all threads end with the same bits, after one barrier instead of a
         # tree of them.
         first = (_D0 // per_group) * per_group if per_group != warps else None
-        read: Operation | None = None
+        read: list[SSAValue] = []
         for slot in range(per_group):
-            if first is None:
-                index = AffineMap(0, 0, (AffineExpr.constant(slot),))
-                part = kernel.LoadOp(smem, index, [])
-            else:
-                part = kernel.LoadOp(smem, AffineMap(1, 0, (first + slot,)), [warp])
-            part.result.name_hint = f"{base}_p{slot}"
-            ops.append(part)
-            if read is None:
-                read = part
+            parts = []
+            for smem, base in zip(smems, bases, strict=True):
+                if first is None:
+                    index = AffineMap(0, 0, (AffineExpr.constant(slot),))
+                    part = kernel.LoadOp(smem, index, [])
+                else:
+                    part = kernel.LoadOp(smem, AffineMap(1, 0, (first + slot,)), [warp])
+                part.result.name_hint = f"{base}_p{slot}"
+                parts.append(part)
+            ops += parts
+            if not read:
+                read = [p.result for p in parts]
                 continue
-            read = combine_op(kind, read.results[0], part.result)
-            read.results[0].name_hint = f"{base}_s{slot}"
-            ops.append(read)
-        assert read is not None
-        read.results[0].name_hint = base
-        return read.results[0]
+            merge, read = combine_ops(kinds, read, [p.result for p in parts])
+            for value, base in zip(read, bases, strict=True):
+                value.name_hint = f"{base}_s{slot}"
+            ops += merge
+        for value, base in zip(read, bases, strict=True):
+            value.name_hint = base
+        return read
 
 
 class MaterializeKernel(RewritePattern):

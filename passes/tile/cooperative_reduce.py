@@ -10,7 +10,8 @@ of ``T`` threads and its top level is rewritten so the threads split the row::
     tile.strided_for %j = %t to N step T { .. loop.store .. }            // a share of the row
 
 * each top-level reduce ``loop.for`` becomes a strided reduce loop followed by one
-  ``tile.combine`` per accumulator, so every thread ends with the full result;
+  ``tile.combine`` per accumulator (per online group: ``combine.groups``), so every
+  thread ends with the full result;
 * each top-level free ``loop.for`` becomes a strided free loop (its iterations are
   independent, so dealing them out is exact);
 * scalar ops between the loops run redundantly in every thread (they are cheap, and every
@@ -47,6 +48,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
+from deplodock.dialects.combine import groups
 from deplodock.passes.tile.analysis import is_contraction, top_level_reduces, walks_columns
 from deplodock.passes.tile.schedule.reduce import DEFAULT_THREADS, cooperation_threads, pow2_floor
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
@@ -104,6 +106,7 @@ class CooperateOnRows(RewritePattern):
             len(reduces),
             self.target,
             columns,
+            reads=len(loops),
         )
         if self.force and not chosen:
             chosen = min(DEFAULT_THREADS, max(32, pow2_floor(longest)))
@@ -182,14 +185,16 @@ class CooperateOnRows(RewritePattern):
             t, for_op.extent, threads, body, for_op.kinds, [r.type for r in for_op.results]
         )
         strided.attributes.update(for_op.attributes)
+        kinds, partials = for_op.kinds, strided.results
         combines = [
-            tile.CombineOp(kind, partial, t)
-            for kind, partial in zip(for_op.kinds, strided.results, strict=True)
+            tile.CombineOp([kinds[i] for i in group], [partials[i] for i in group], t)
+            for group in groups(kinds)
         ]
-        for old, partial, combine in zip(for_op.results, strided.results, combines, strict=True):
+        combined = [r for c in combines for r in c.results]  # clause order: groups are runs
+        for old, partial, result in zip(for_op.results, partials, combined, strict=True):
             partial.name_hint = f"{old.name_hint}_part" if old.name_hint else None
-            combine.result.name_hint = old.name_hint
-        rewriter.replace(for_op, [strided, *combines], [c.result for c in combines])
+            result.name_hint = old.name_hint
+        rewriter.replace(for_op, [strided, *combines], combined)
 
 
 @dataclass(frozen=True)

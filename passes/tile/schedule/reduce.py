@@ -61,6 +61,7 @@ def cooperation_threads(
     reductions: int = 1,
     target: Target | None = None,
     columns: bool = False,
+    reads: int = 1,
 ) -> int:
     """Cost function: threads per row when cooperation pays, else 0.
 
@@ -83,8 +84,9 @@ def cooperation_threads(
     H200, softmax (1,28,2048,2048) took 291 us with 256 threads a row and 228 us with 128
     (97% of the copy bandwidth), while RMSNorm rows did best with 256.
 
-    A row read more than once (``reductions`` of two or more: softmax's max, then its sum
-    and the normalising loop) should still be in L2 when it is read again: when the rows
+    A row read more than once (``reads``, the loops over it, or ``reductions`` of two or
+    more: softmax's online max and sum, then its normalising loop) should still be in L2
+    when it is read again: when the rows
     in flight (an SM's ``THREADS_PER_SM`` threads in blocks of the group) would not fit
     the target's L2, the group doubles up to a whole block, so fewer, longer-lived rows
     are in flight. (H200: softmax over rows of 50257 ran at 27% of the copy rate with 256
@@ -105,7 +107,7 @@ def cooperation_threads(
         return min(DEFAULT_THREADS, pow2_floor(reduce_extent)) if few else 0
     share = pow2_floor(max(1, reduce_extent // (ELEMENTS_PER_THREAD * min(reductions, 2))))
     chosen = _even_shares(reduce_extent, max(WARP, min(DEFAULT_THREADS, share)))
-    if reductions >= 2:  # each row is read again: keep the rows in flight inside L2
+    if max(reductions, reads) >= 2:  # each row is read again: keep the rows in flight in L2
         while (
             2 * chosen <= target.threads_per_block
             and parallel > _rows_in_flight(chosen, target)

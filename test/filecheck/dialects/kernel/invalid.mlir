@@ -200,7 +200,7 @@ func.func @unknown_reduce_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %y : tensor<4xf32>
 }
 
-// CHECK: kernel.for: unknown reduction kind 'avg' (known: add, mul, max, min)
+// CHECK: kernel.for: unknown reduction kind 'avg' (known: add, mul, max, min, online_max, online_sum)
 
 // -----
 

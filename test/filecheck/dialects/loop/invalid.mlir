@@ -63,7 +63,53 @@ func.func @reduce_kind(%x: tensor<4xf32>) -> tensor<f32> {
   func.return %y : tensor<f32>
 }
 
-// CHECK: loop.for: unknown reduction kind 'mean' (known: add, mul, max, min)
+// CHECK: loop.for: unknown reduction kind 'mean' (known: add, mul, max, min, online_max, online_sum)
+
+// -----
+
+// The online group (dialects/combine.py): an online_sum belongs to the online_max before it.
+func.func @online_sum_alone(%x: tensor<4xf32>) -> tensor<f32> {
+  %y = loop.kernel @k ins(%xb = %x : tensor<4xf32>) outs(%yb : tensor<f32>) {
+    %s = loop.for %a0 = 0 to 4 reduce(online_sum) -> f32 {
+      %v = loop.load %xb[%a0] : memref<4xf32>
+      loop.yield %v : f32
+    }
+    loop.store %s, %yb[] : memref<f32>
+  }
+  func.return %y : tensor<f32>
+}
+
+// CHECK: loop.for: an online_sum must follow an online_max (or a sum of its group)
+
+// -----
+
+func.func @online_max_alone(%x: tensor<4xf32>) -> tensor<f32> {
+  %y = loop.kernel @k ins(%xb = %x : tensor<4xf32>) outs(%yb : tensor<f32>) {
+    %m, %s = loop.for %a0 = 0 to 4 reduce(online_max, add) -> (f32, f32) {
+      %v = loop.load %xb[%a0] : memref<4xf32>
+      loop.yield %v, %v : f32, f32
+    }
+    loop.store %s, %yb[] : memref<f32>
+  }
+  func.return %y : tensor<f32>
+}
+
+// CHECK: loop.for: an online_max needs one or more online_sum entries after it
+
+// -----
+
+func.func @online_of_integers(%x: tensor<4xi32>) -> tensor<i32> {
+  %y = loop.kernel @k ins(%xb = %x : tensor<4xi32>) outs(%yb : tensor<i32>) {
+    %m, %s = loop.for %a0 = 0 to 4 reduce(online_max, online_sum) -> (i32, i32) {
+      %v = loop.load %xb[%a0] : memref<4xi32>
+      loop.yield %v, %v : i32, i32
+    }
+    loop.store %s, %yb[] : memref<i32>
+  }
+  func.return %y : tensor<i32>
+}
+
+// CHECK: loop.for: an online group's results are floats of one type
 
 // -----
 

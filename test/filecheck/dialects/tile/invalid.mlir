@@ -87,7 +87,7 @@ func.func @unknown_reduce_kind(%x: tensor<64xf32>) -> tensor<64xf32> {
   func.return %y : tensor<64xf32>
 }
 
-// CHECK: tile.strided_for: unknown reduction kind 'xor' (known: add, mul, max, min)
+// CHECK: tile.strided_for: unknown reduction kind 'xor' (known: add, mul, max, min, online_max, online_sum)
 
 // -----
 
@@ -166,7 +166,32 @@ func.func @combine_unknown_kind(%x: tensor<64xf32>) -> tensor<64xf32> {
   func.return %y : tensor<64xf32>
 }
 
-// CHECK: tile.combine: unknown kind 'avg' (known: add, mul, max, min)
+// CHECK: tile.combine: unknown reduction kind 'avg' (known: add, mul, max, min, online_max, online_sum)
+
+// -----
+
+// One combine merges one kind, or one online group: two plain kinds are two combines.
+func.func @combine_two_kinds(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %v = loop.load %xb[%t] : memref<64xf32>
+    %s, %m = tile.combine add, max %v, %v across %t : f32, f32
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.combine: one kind, or one online group, a combine
+
+// -----
+
+func.func @combine_online_sum_first(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %y = tile.kernel @k axes(%t : 32 = thread) ins(%xb = %x : tensor<64xf32>) outs(%yb : tensor<64xf32>) {
+    %v = loop.load %xb[%t] : memref<64xf32>
+    %s, %m = tile.combine online_sum, online_max %v, %v across %t : f32, f32
+  }
+  func.return %y : tensor<64xf32>
+}
+
+// CHECK: tile.combine: an online_sum must follow an online_max (or a sum of its group)
 
 // -----
 

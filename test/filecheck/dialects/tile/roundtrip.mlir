@@ -140,3 +140,27 @@ func.func @staged_async(%x: tensor<64x32xf32>, %w: tensor<16x32xf32>) -> tensor<
 // CHECK:      %acc = loop.for %ko = 0 to 4 reduce(add) -> f32 attributes {pipeline} {
 // CHECK-NEXT:   %ws = tile.stage %wb[0, %ko * 8] box [16, 8] transpose pad 4 buffers 2 async : memref<16x32xf32> -> memref<8x20xf32>
 // CHECK:          %b = loop.load %ws[%ki, %n] : memref<8x20xf32>
+
+// -----
+
+// An online group (softmax's max and exp-sum in one pass: dialects/combine.py) is one
+// combine of both partials.
+func.func @online(%x: tensor<4x64xf32>) -> tensor<4xf32> {
+  %y = tile.kernel @k_lse axes(%t : 64 = thread, %a0 : 4 = block) ins(%xb = %x : tensor<4x64xf32>) outs(%yb : tensor<4xf32>) {
+    %m_part, %s_part = tile.strided_for %a1 = %t to 64 step 64 reduce(online_max, online_sum) -> (f32, f32) {
+      %v = loop.load %xb[%a0, %a1] : memref<4x64xf32>
+      %one = arith.constant 1.0 : f32
+      loop.yield %v, %one : f32, f32
+    }
+    %m, %s = tile.combine online_max, online_sum %m_part, %s_part across %t : f32, f32
+    %l = math.log %s : f32
+    %r = arith.addf %m, %l : f32
+    loop.store %r, %yb[%a0] : memref<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @online
+// CHECK:       %m_part, %s_part = tile.strided_for %a1 = %t to 64 step 64 reduce(online_max, online_sum) -> (f32, f32) {
+// CHECK:       %m, %s = tile.combine online_max, online_sum %m_part, %s_part across %t : f32, f32
+// CHECK-NEXT:  %l = math.log %s : f32

@@ -1,0 +1,203 @@
+"""``online-softmax``: softmax's maximum and exp-sum in one pass over the row.
+
+Softmax, log-softmax, log-sum-exp and cross-entropy reach the loop level as two reduce
+loops over a row, the second reading the first's result::
+
+    %max = loop.for %a1 = 0 to N reduce(max) -> f32 {
+      %x = loop.load %x_b[%a0, %a1] : ..
+      loop.yield %x : f32
+    }
+    %sum = loop.for %a2 = 0 to N reduce(add) -> f32 {
+      %y = loop.load %x_b[%a0, %a2] : ..            // %x again
+      %d = arith.subf %y, %max : f32
+      %e = math.exp %d : f32
+      loop.yield %e : f32
+    }
+
+They become one loop of the online group (``dialects/combine.py``: the running maximum
+``m`` and ``sum exp(x - m)``, rescaled whenever the maximum moves)::
+
+    %max, %sum = loop.for %a1 = 0 to N reduce(online_max, online_sum) -> (f32, f32) {
+      %x = loop.load %x_b[%a0, %a1] : ..
+      %one = arith.constant 1.000000e+00 : f32
+      loop.yield %x, %one : f32, f32
+    }
+
+It reads the row once where the two loops read it twice (a long row's second read comes
+from L2 at best, from HBM at worst), its partials merge by one rule across threads and
+blocks, and it reads only the kernel's inputs, so ``chunk-reduce`` can split a long row
+across blocks. The uses of ``%max`` after the loops (softmax's normalising loop,
+log-sum-exp's ``max + log(sum)``) read the group's maximum, which is the row's.
+
+When: the second loop yields ``exp(y - c)`` for a ``c`` from outside it, ``y`` is the
+first loop's yielded value computed again (``same_value``: the same ops on the same
+operands, the induction variables paired), both loops have the same bounds and float
+results, and nothing between them writes memory. Only ``y`` of the second loop's body
+mattered, and it is the first's, so the merged loop keeps the first's body. ``c`` is
+``%max`` for softmax; log-sum-exp subtracts ``max`` made 0 where it is infinite, and its
+sum is then the group's rescaled, ``sum * exp(max - c)``, where the second loop was
+(``exp(max - c)`` itself for a +inf maximum: infinities and NaN come out as the two loops
+gave them, ``combine.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, ModuleOp
+from xdsl.ir import Block, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import MemoryWriteEffect
+
+from deplodock.dialects import loop
+from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM
+
+
+def same_value(a: SSAValue, b: SSAValue, pairs: dict[SSAValue, SSAValue]) -> bool:
+    """Whether ``b`` computes what ``a`` does: the same value, values ``pairs`` maps
+    ``b``'s to ``a``'s (the induction variables), or results of ops of the same name,
+    properties and attributes, without regions or writes, on operands that are the same
+    in turn. Pairs found are added to ``pairs``."""
+    if a is b or pairs.get(b) is a:
+        return True
+    if not isinstance(a, OpResult) or not isinstance(b, OpResult) or a.index != b.index:
+        return False
+    x, y = a.op, b.op
+    if (
+        x.name != y.name
+        or x.properties != y.properties
+        or x.attributes != y.attributes
+        or x.regions
+        or y.regions
+        or len(x.operands) != len(y.operands)
+        or x.has_trait(MemoryWriteEffect)
+    ):
+        return False
+    if not all(same_value(p, q, pairs) for p, q in zip(x.operands, y.operands, strict=True)):
+        return False
+    pairs[b] = a
+    return True
+
+
+def _yielded(for_op: loop.ForOp) -> SSAValue | None:
+    last = for_op.body.block.last_op
+    return last.operands[0] if isinstance(last, loop.YieldOp) and len(last.operands) == 1 else None
+
+
+def _exp_of_difference(second: loop.ForOp) -> tuple[SSAValue, SSAValue] | None:
+    """``(y, c)`` when ``second`` yields ``math.exp(arith.subf(y, c))`` with ``c`` from
+    outside the loop, else None."""
+    value = _yielded(second)
+    exp = value.owner if value is not None else None
+    if not isinstance(exp, math.ExpOp):
+        return None
+    sub = exp.operand.owner
+    if not isinstance(sub, arith.SubfOp):
+        return None
+    owner = sub.rhs.owner
+    defining = owner.parent_op() if isinstance(owner, Block) else owner
+    if defining is not None and second.is_ancestor(defining):
+        return None
+    return sub.lhs, sub.rhs
+
+
+def online_pair(first: loop.ForOp) -> tuple[loop.ForOp, SSAValue] | None:
+    """The exp-sum loop that merges with the max loop ``first``, and the value its
+    exponent subtracts (see the module docstring), or None."""
+    if first.kinds != ["max"] or not isinstance(first.results[0].type, AnyFloat):
+        return None
+    x = _yielded(first)
+    if x is None:
+        return None
+    op = first.next_op
+    while op is not None:
+        if isinstance(op, loop.ForOp):
+            found = _matches(first, op, x)
+            if found is not None:
+                return op, found
+        if any(o.has_trait(MemoryWriteEffect) for o in op.walk()):
+            return None  # a later loop's reads might see what this writes
+        op = op.next_op
+    return None
+
+
+def _matches(first: loop.ForOp, second: loop.ForOp, x: SSAValue) -> SSAValue | None:
+    if second.kinds != ["add"] or second.results[0].type != first.results[0].type:
+        return None
+    if (second.lower.data, second.upper.data) != (first.lower.data, first.upper.data):
+        return None
+    found = _exp_of_difference(second)
+    if found is None:
+        return None
+    y, subtracted = found
+    if not same_value(x, y, {second.induction_var: first.induction_var}):
+        return None
+    return subtracted
+
+
+def merge(first: loop.ForOp, second: loop.ForOp, subtracted: SSAValue) -> loop.ForOp:
+    """One loop of the online group in place of ``first`` (the max) and ``second`` (the
+    exp-sum of ``y - subtracted``): ``first``'s body, yielding its score and a 1 to the
+    sum. When ``subtracted`` is not the maximum (log-sum-exp subtracts 0 for an infinite
+    one), the sum is rescaled where ``second`` was: ``sum * exp(max - subtracted)``."""
+    body = first.body.block
+    last = body.last_op
+    assert isinstance(last, loop.YieldOp)
+    value_type = first.results[0].type
+    one = arith.ConstantOp(FloatAttr(1.0, value_type))
+    one.result.name_hint = "one"
+    body.insert_ops_before([one, loop.YieldOp(last.operands[0], one.result)], last)
+    body.erase_op(last)
+    merged = loop.ForOp(
+        first.lower.data,
+        first.upper.data,
+        first.detach_region(first.body),
+        [ONLINE_MAX, ONLINE_SUM],
+        [value_type, value_type],
+    )
+    merged.attributes.update(first.attributes)
+    maximum, total = merged.results
+    maximum.name_hint = first.results[0].name_hint
+    total.name_hint = second.results[0].name_hint
+    block = first.parent_block()
+    assert block is not None
+    block.insert_op_before(merged, first)
+    was_maximum = subtracted is first.results[0]
+    first.results[0].replace_all_uses_with(maximum)
+    if not was_maximum:
+        # sum exp(y - c) = sum exp(y - max) * exp(max - c); a +inf maximum gives
+        # exp(inf - c) (the group's sum is then NaN, where the second pass had inf).
+        shift = arith.SubfOp(maximum, subtracted)
+        scale = math.ExpOp(shift.result)
+        rescaled = arith.MulfOp(total, scale.result)
+        inf = arith.ConstantOp(FloatAttr(float("inf"), value_type))
+        infinite = arith.CmpfOp(maximum, inf.result, "oeq")
+        exact = arith.SelectOp(infinite.result, scale.result, rescaled.result)
+        block.insert_ops_before([shift, scale, rescaled, inf, infinite, exact], second)
+        total = exact.result
+    second.results[0].replace_all_uses_with(total)
+    block.erase_op(second)
+    block.erase_op(first)
+    return merged
+
+
+@dataclass(frozen=True)
+class OnlineSoftmax(ModulePass):
+    """Merge each row's max and exp-sum loops into one online loop (module docstring)."""
+
+    name = "online-softmax"
+
+    min_row: int = 0
+    """Rows shorter than this keep their two loops (a large value turns the pass off)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        del ctx
+        for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
+            for first in [f for f in kernel.walk() if isinstance(f, loop.ForOp)]:
+                if first.parent is None or first.extent < self.min_row:
+                    continue
+                pair = online_pair(first)
+                if pair is not None:
+                    merge(first, *pair)
