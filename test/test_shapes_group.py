@@ -6,7 +6,8 @@ tile) is captured, its declared traffic checked against its program, lowered to 
 kernel level and run in the SIMT interpreters (the race checker on) against PyTorch,
 and compiled with NVRTC. No kernel may be one thread doing real work (a full reduction's
 second stage adding a few partials may): a kernel of one thread (the full reduction of
-a 4-d tensor was one, and NVRTC took 14 s over its nested loops) is a cliff.
+a 4-d tensor was one, and NVRTC took 14 s over its nested loops) is a cliff, and so is
+any kernel whose estimate lands beyond the roofline guard (``schedule/estimate.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from deplodock.bench.cases import shapes_cases
 from deplodock.dialects import kernel
 from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import graph_inputs, import_program
+from deplodock.passes.tile.schedule.estimate import beyond_guard, kernel_estimate
 from deplodock.pipeline import lower
 from deplodock.reference import fresh_inputs, relative_error
 
@@ -51,6 +53,8 @@ def test_shapes_family_runs_correct(name: str) -> None:
         if math.prod(k.block_shape) * math.prod(k.grid_shape) == 1:
             steps = _serial_steps(k)
             assert steps <= 32, f"@{k.sym_name.data} is one thread walking {steps} steps"
+        estimate = kernel_estimate(k)
+        assert not beyond_guard(estimate), f"@{k.sym_name.data}: {estimate}"
     inputs, _, reference = fresh_inputs(captured, func, 5, device="cpu")
     want = [w.numpy() for w in reference()]
     got = run_forward(module, [a.numpy() for a in inputs])

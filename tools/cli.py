@@ -375,6 +375,26 @@ def _lower_by_level(module, to: str, args: argparse.Namespace, steps: _Steps, st
                 steps.origins = {**steps.origins, **origin_table(module)}
     if bar is not None:
         bar.close()
+    if to == "kernel" and args.verbose:
+        _warn_beyond_guard(module, args.arch)
+
+
+def _warn_beyond_guard(module, arch: str) -> None:
+    """``-v``: each kernel whose estimate is a cliff, far above its roofline (stderr)."""
+    from deplodock.dialects.kernel import KernelOp
+    from deplodock.passes.tile.schedule.estimate import beyond_guard, kernel_estimate
+    from deplodock.target import target_for
+
+    for op in module.walk():
+        if isinstance(op, KernelOp):
+            e = kernel_estimate(op, target_for(arch))
+            if beyond_guard(e):
+                print(
+                    f"deplodock: warning: @{op.sym_name.data} is estimated at "
+                    f"{e.seconds * 1e6:.1f} µs ({e.bound}), {e.ratio:.0f}x its roofline "
+                    f"({e.roofline * 1e6:.1f} µs): its schedule leaves the GPU idle",
+                    file=sys.stderr,
+                )
 
 
 def _lower_with_progress(module, level: str, bar: _Bar | None, arch: str) -> None:
@@ -497,9 +517,12 @@ def _resource_lines(launches, resources, rooflines: dict[str, str] | None = None
 def _print_resources(module, source: str, arch: str) -> None:
     """``--resources``: compile the CUDA with NVRTC and report every kernel (stderr)."""
     from deplodock.backends.cuda.nvrtc import compile_cuda
-    from deplodock.dialects.access import memref_bytes
     from deplodock.dialects.kernel import KernelOp
-    from deplodock.kernel_stats import roofline_seconds
+    from deplodock.passes.tile.schedule.estimate import (
+        beyond_guard,
+        kernel_estimate,
+        traffic_bytes,
+    )
     from deplodock.target import target_for
 
     compiled = compile_cuda(source, arch=arch)
@@ -507,9 +530,12 @@ def _print_resources(module, source: str, arch: str) -> None:
     kernels = [(op.sym_name.data, op.grid_shape, op.block_shape) for op in ops]
     rooflines = {}
     for op in ops:  # its operands read once, its results written once
-        moved = sum(memref_bytes(b.type) for b in (*op.input_buffers, *op.output_buffers))
-        seconds = roofline_seconds(moved, 0, target_for(arch))
-        rooflines[op.sym_name.data] = f"traffic {moved / 1e6:.1f} MB: >= {seconds * 1e6:.1f} µs"
+        moved = traffic_bytes(op)
+        e = kernel_estimate(op, target_for(arch))
+        rooflines[op.sym_name.data] = (
+            f"traffic {moved / 1e6:.1f} MB, roofline {e.roofline * 1e6:.1f} µs, estimate "
+            f"{e.seconds * 1e6:.1f} µs ({e.bound}{', BEYOND THE GUARD' if beyond_guard(e) else ''})"
+        )
     print(f"deplodock resources ({arch}, NVRTC):", file=sys.stderr)
     for line in _resource_lines(kernels, compiled.resources, rooflines):
         print(f"  {line}", file=sys.stderr)
