@@ -20,7 +20,7 @@ from deplodock.dialects.combine import ONLINE_MAX, reduce_arrays, step_arrays
 from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
-from deplodock.passes import get_pass
+from deplodock.passes.loop.online_softmax import MIN_ONLINE_ROW, OnlineSoftmax
 from deplodock.pipeline import lower
 from deplodock.reference import fresh_inputs, relative_error
 
@@ -35,7 +35,7 @@ MERGED = {
     "masked_softmax": (
         "torch.softmax(torch.where(torch.randn(6,97) > 0.7, float('-inf'), torch.randn(6,97)), -1)"
     ),
-    "long_rows_chunked": "torch.softmax(torch.randn(2,40960), -1)",
+    "long_rows_chunked": "torch.softmax(torch.randn(2,40960), -1)",  # merged by default too
 }
 LEFT = {
     "other_tensors_max": (
@@ -69,12 +69,12 @@ def test_online_softmax_merges_and_preserves_meaning(name: str) -> None:
     before, online = _reduce_loops(module)
     assert online == 0
     _close(run_forward(module, inputs), want)
-    get_pass("online-softmax")().apply(make_context(), module)
+    OnlineSoftmax(min_row=0).apply(make_context(), module)  # every row, short ones too
     module.verify()
     after, online = _reduce_loops(module)
     assert online >= 1 and after == before - online, "no max and exp-sum pair merged"
     _close(run_forward(module, inputs), want)
-    lower(module, to="kernel")
+    lower(module, to="kernel", options={"online-softmax": OnlineSoftmax(min_row=0)})
     if name == "long_rows_chunked":  # two rows of 40960: each split across blocks
         names = [k.sym_name.data for k in module.walk() if isinstance(k, kernel.KernelOp)]
         assert any(n.endswith("_chunks") for n in names), names
@@ -85,9 +85,18 @@ def test_online_softmax_merges_and_preserves_meaning(name: str) -> None:
 def test_online_softmax_leaves_other_programs(name: str) -> None:
     module, _, _ = _to_loop(LEFT[name])
     before = str(module)
-    get_pass("online-softmax")().apply(make_context(), module)
+    OnlineSoftmax(min_row=0).apply(make_context(), module)
     assert str(module) == before
     assert _reduce_loops(module)[1] == 0
+
+
+def test_only_long_rows_by_default() -> None:
+    """The default leaves a row shorter than ``MIN_ONLINE_ROW`` two loops (its group of
+    threads keeps it in registers) and merges a longer one."""
+    for extent, merged in ((MIN_ONLINE_ROW - 1, 0), (MIN_ONLINE_ROW, 1)):
+        module, _, _ = _to_loop(f"torch.softmax(torch.randn(3,{extent}), -1)")
+        OnlineSoftmax().apply(make_context(), module)
+        assert _reduce_loops(module)[1] == merged
 
 
 @pytest.mark.parametrize("op", ["softmax", "logsumexp"])
@@ -98,7 +107,7 @@ def test_online_rows_with_infinities(op: str) -> None:
     expr = f"torch.{op}(torch.randn(4,37), -1)"
     captured = capture_expression(expr)
     module = import_program(captured.program).module
-    lower(module, to="kernel")
+    lower(module, to="kernel", options={"online-softmax": OnlineSoftmax(min_row=0)})
     x = np.random.default_rng(0).standard_normal((4, 37)).astype(np.float32)
     x[0, ::3] = -np.inf
     x[1, 5] = np.inf
@@ -148,7 +157,7 @@ def test_online_cuda_compiles() -> None:
     from deplodock.backends.cuda.emit import emit_cuda
 
     module = import_program(capture_expression(MERGED["softmax_odd_rows"]).program).module
-    lower(module, to="kernel")
+    lower(module, to="kernel", options={"online-softmax": OnlineSoftmax(min_row=0)})
     source = emit_cuda(module)
     assert "__shfl_xor_sync" in source and "expf(-fabsf(" in source, source
     compiled = compile_cuda(source, arch="sm_90")

@@ -1,4 +1,5 @@
-// RUN: deplo-opt %s -p online-softmax --split-input-file | filecheck %s
+// RUN: deplo-opt %s -p 'online-softmax{min_row=0}' --split-input-file | filecheck %s
+// RUN: deplo-opt %s -p online-softmax --split-input-file | filecheck %s --check-prefix=SHORT
 
 // Softmax over rows of 5003 (fuse's output): the max loop and the exp-sum loop, which
 // reads the row again, become one loop of the online group; the normalising loop keeps
@@ -28,6 +29,12 @@ func.func @softmax(%x: tensor<9x5003xf32>) -> tensor<9x5003xf32> {
   }
   func.return %softmax : tensor<9x5003xf32>
 }
+
+// Rows of 5003 are short by default (online_pays: a group of threads keeps them in
+// registers between the loops): left two loops.
+// SHORT-LABEL: func.func @softmax
+// SHORT:         %max = loop.for %a1 = 0 to 5003 reduce(max) -> f32 {
+// SHORT:         %sum = loop.for %a2 = 0 to 5003 reduce(add) -> f32 {
 
 // CHECK-LABEL: func.func @softmax
 // CHECK:         loop.for %a0 = 0 to 9 {
