@@ -417,9 +417,10 @@ def check(path: Path, refit: bool = False) -> int:
         fit(rows)
     total, count = 0.0, 0
     for shape, timings, runs in rows:
-        pick = planned_label(shape)
+        pick = planned_label(shape) or PLANNED  # no tile: the default schedule, as built
         best = min(runs, key=lambda v: timings[v])
-        picked = next((v for v in runs if pick.startswith(v) or v.startswith(pick)), None)
+        choices = [*runs, PLANNED] if PLANNED in timings else list(runs)
+        picked = next((v for v in choices if pick.startswith(v) or v.startswith(pick)), None)
         if picked is None:
             print(f"{shape.name:24s} picked {pick} (not in the sweep)")
             continue

@@ -292,8 +292,8 @@ def _fits(c: MatmulTile, m: int, n: int, k: int, splits: int, whole: bool = Fals
 
 def _fills(c: Candidate, m: int, n: int, batch: int, target: Target) -> bool:
     """A capped candidate only for a grid that fills the block its cap makes room for:
-    with fewer blocks the cap only costs (1-4% measured, session 5)."""
-    blocks = batch * (m // c.tile.block_m) * (n // c.tile.block_n)
+    with fewer blocks the cap only costs (1-4% measured, session 5). Edge blocks count."""
+    blocks = batch * -(-m // c.tile.block_m) * -(-n // c.tile.block_n)
     return not c.capped or blocks > (c.resident - 1) * target.sm_count
 
 
@@ -327,7 +327,7 @@ def matmul_plan(
         splits = 1
         while splits <= (MAX_SPLITS if split else 1):
             priced = candidate_seconds(c, m, n, k, batch, splits, target, pad, pad_k)
-            if priced is not None:
+            if priced is not None and _fills(c, m, n, batch * splits, target):
                 key = (priced[0], rank, priced[1], splits)
                 if best is None or key[:2] < best[:2]:
                     best = key
@@ -349,16 +349,14 @@ def candidate_seconds(
     """``c`` in ``splits`` as ``matmul_plan`` prices it for the shape: the estimate on the
     extents padded to its tile (``tile_for``), times ``EDGE_COST`` when padded, and the
     tile; None where it does not fit (a split too short, more than ``MAX_EDGE_WASTE``).
-    Whether the candidate is for the shape's kind (``batched``, ``single``, ``mixed``) is
-    the caller's."""
+    Whether the candidate is for the shape's kind (``batched``, ``single``, ``mixed``)
+    and its grid (``_fills``) is the caller's."""
     target = target or target_for()
     t = tile_for(c, k, splits)
     mp, np_, kp = padded_extents(t, m, n, k, splits, pad_k) if pad else (m, n, k)
     if mp * np_ * kp > MAX_EDGE_WASTE * m * n * k:
         return None
     if not _fits(t, mp, np_, kp, splits, whole=t is not c.tile):
-        return None
-    if not _fills(c, mp, np_, batch * splits, target):
         return None
     seconds = estimate_seconds(c, mp, np_, kp, batch, splits, target, (m, n, k))
     return seconds * (EDGE_COST if (mp, np_, kp) != (m, n, k) else 1), t
