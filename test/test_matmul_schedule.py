@@ -105,14 +105,9 @@ CORPUS = {
         2,
     ),
     # a batch axis in blocks; torch.matmul's w[k, n] is staged in its own order, x[m, k]
-    # transposed: the mixed rotation (w by 16-byte cp.async, x by register prefetch), in
-    # 64 x 64 tiles (the planner gives 4 such products small tiles of the whole K: below)
+    # transposed: the mixed rotation (w by 16-byte cp.async, x by register prefetch)
     "batched": Program(
-        "torch.matmul(torch.randn(4,64,64), torch.randn(4,64,64))",
-        (4, 4),
-        2,
-        {"register-tile": {**TILE_64X64, "bk": 16}},
-        schedule="mixed",
+        "torch.matmul(torch.randn(4,64,64), torch.randn(4,64,64))", (4, 4), 2, schedule="mixed"
     ),
     # a batch of small products (issue 19's bmm/small, 3 of them): the planner's 16 x 16
     # tile (2 x 2 in 8 x 8 threads), padded (N = 31), K = 33 one chunk staged whole
@@ -141,11 +136,7 @@ CORPUS = {
         schedule="mixed",
     ),
     "batched_single": Program(
-        "torch.matmul(torch.randn(4,64,64), torch.randn(4,64,64))",
-        (4, 4),
-        2,
-        {"register-tile": {**TILE_64X64, "bk": 16}},
-        schedule="single",
+        "torch.matmul(torch.randn(4,64,64), torch.randn(4,64,64))", (4, 4), 2, schedule="single"
     ),
     # few tiles, long K: split-matmul-k gives K to 4 blocks per tile, then adds the partials
     "split_k": Program(

@@ -3,8 +3,9 @@
 ``torch.bmm`` of 8192 products of 32 x 33 by 33 x 31 had no tile within the planner's
 ``MAX_EDGE_WASTE`` and took the default schedule (0.42x eager on the H200). The planner
 now has small tiles for batches (``schedule/matmul.py``: 64 x 32, 32 x 32, 16 x 16,
-``single=False``), whose chunk is the whole of a short K (``tile_for``: one chunk, both
-operands staged once), and prices a product's traffic (``memory_seconds``). Here: the
+``single=False``; ``provisional``: only where no measured tile fits), whose chunk is the
+whole of a short K (``tile_for``: one chunk, both operands staged once), and prices a
+product's traffic (``memory_seconds``). Here: the
 plans it picks, its memory term, and the schedules in the SIMT interpreters (the race
 checker on) against numpy at small and irregular sizes (batches of 1, 3, 67; dims of 1,
 primes, one past a tile), every block run; bmm/small itself at full size on its first,
@@ -36,14 +37,15 @@ from deplodock.target import target_for
 
 RTOL = 1e-5
 
-# (batch, M, N, K): the planner tiles each (at these batches its 16 x 16 tile: more
-# blocks for the SMs), padded where a dim is no multiple of 16, K staged whole where short
+# (batch, M, N, K): no measured tile fits these within MAX_EDGE_WASTE; the planner gives
+# each its 16 x 16 tile (at these batches: more blocks for the SMs), padded where a dim is
+# no multiple of 16, K staged whole where short
 PLANNED = [
     (3, 32, 31, 33),  # bmm/small's products, 3 of them
     (67, 31, 29, 37),  # primes
     (4, 16, 17, 3),  # N one past a tile, K of 3
     (3, 17, 16, 16),  # M one past a tile
-    (2, 23, 47, 64),
+    (2, 13, 47, 64),
     (3, 64, 31, 129),  # K too long to stage whole: chunks of 16, K padded to 144
     (5, 16, 32, 24),  # divisible: nothing guarded
 ]
@@ -169,6 +171,12 @@ def test_planner_tiles_batches_of_small_products() -> None:
     assert tile_.block_m <= 32 and tile_.bk == 16
     # a single small product is left to the default schedule (a few blocks, launch-bound)
     assert matmul_plan(32, 31, 33) is None
+    # products a measured tile fits keep it (the small tiles are provisional): 64 x 64
+    # products, attention's scores at S=32 (the 32 x 64 edge tile, session 11)
+    square, _ = matmul_plan(64, 64, 64, batch=4096, mixed=True)
+    assert (square.block_m, square.block_n, square.bk) == (64, 64, 16)
+    scores, _ = matmul_plan(32, 32, 64, batch=32)  # Q.K^T, x @ w.T
+    assert (scores.block_m, scores.block_n, scores.bk) == (32, 64, 16)
     # and a matrix-vector product of a batch too (its waste past MAX_EDGE_WASTE)
     assert matmul_plan(1, 64, 64, batch=4096, mixed=True) is None
 

@@ -90,9 +90,10 @@ class Candidate:
     unrolled: bool = False  # its K chunk's loop unrolled whole (``chunk_unroll``)
     single: bool = True  # also for a single product (batch 1); see CANDIDATES
     whole_k: bool = False  # a short K is one chunk, staged whole (``tile_for``)
+    provisional: bool = False  # not measured yet: only where no measured candidate fits
 
 
-_SMALL = {"single": False, "whole_k": True}
+_SMALL = {"single": False, "whole_k": True, "provisional": True}
 _EFF_4X4_64 = (0.16, 0.31, 0.39, 0.46, 0.50, 0.54, 0.57, 0.59)  # the 32 x 64's at r / 2
 _EFF_2X2_64 = tuple(e / 2 for e in _EFF_4X4_64)  # twice the shared loads per FMA
 
@@ -146,14 +147,16 @@ on the H200, with its residency as NVRTC 13.0 allocates registers:
   is short (``whole_k``: ``tile_for``), its slabs filled once, coalesced, behind one
   barrier, not refilled every 16 steps with a memory latency each. Only for batches
   (``single=False``): a single small product is a few blocks, bound by its launch, and
-  the suite's single products keep the tiles measured on them. Their ``efficiency`` is
-  provisional, not measured: the 4 x 4 tiles' from the 32 x 64 tile's (the nearest
-  measured, session 6) at the same threads an SM (``r`` blocks of 64 threads as ``r /
-  2`` of its 128: ``_EFF_4X4_64``; the 64 x 32 as its mirror), the 2 x 2 tiles' half the
-  4 x 4's at as many threads (a shared load an FMA where 4 x 4 needs half of one: the
-  shared-memory pipe bounds them); ``resident`` from NVRTC 13.0's registers (53-56 a
-  thread: 18 blocks of 64 threads an SM, 16 taken; 4 of 256). The sweep measures them
-  (``python -m deplodock.bench.sweep --shape matmul:8192x32x31x33``).
+  the suite's single products keep the tiles measured on them. Not measured yet
+  (``provisional``), so only for products no measured tile fits, which had the default
+  schedule (session 4's lesson: tiles measured on projections made attention's batched
+  products slower). Their ``efficiency``: the 4 x 4 tiles' from the 32 x 64 tile's (the
+  nearest measured, session 6) at as many threads an SM (``r`` blocks of 64 threads as
+  ``r / 2`` of its 128: ``_EFF_4X4_64``; the 64 x 32 as its mirror), the 2 x 2 tiles'
+  half the 4 x 4's at as many threads (a shared load an FMA where 4 x 4 needs half of
+  one: the shared-memory pipe bounds them); ``resident`` from NVRTC 13.0's registers
+  (53-56 a thread: 18 blocks of 64 threads an SM, 16 taken; 4 of 256). The sweep
+  measures them (``python -m deplodock.bench.sweep --shape matmul:8192x32x31x33``).
 
 ``efficiency``: the fraction of an SM's fp32 peak (cuBLAS's rate) the tile reaches with
 1, 2, .. of its blocks resident (the last entry for more): a second resident block hides
@@ -312,13 +315,14 @@ def matmul_plan(
     ``m x n`` output with reduction ``k`` (``batch`` independent such products; ``mixed``:
     operands stored both ways, ``analysis.stored_both_ways``), the fastest by
     ``estimate_seconds``; None to leave the contraction to the default schedule (no tile
-    fits it). ``split=False``: no K split (a kernel that cannot). ``target``: the GPU
+    fits it; a ``provisional`` candidate only where no measured one fits).
+    ``split=False``: no K split (a kernel that cannot). ``target``: the GPU
     (``deplodock.target``; None: sm_90), whose SM count and rate the estimate uses.
     ``pad``: a tile that does not divide M, N (and K, when ``pad_k``) is priced on the
     extents rounded up to it (``padded_extents``: guarded edge tiles), times
     ``EDGE_COST``."""
     target = target or target_for()
-    best: tuple[float, int, MatmulTile, int] | None = None
+    best: tuple[bool, float, int, MatmulTile, int] | None = None
     for rank, c in enumerate(CANDIDATES):
         if not (c.batched or batch == 1) or not (c.single or batch > 1):
             continue
@@ -328,11 +332,11 @@ def matmul_plan(
         while splits <= (MAX_SPLITS if split else 1):
             priced = candidate_seconds(c, m, n, k, batch, splits, target, pad, pad_k)
             if priced is not None and _fills(c, m, n, batch * splits, target):
-                key = (priced[0], rank, priced[1], splits)
-                if best is None or key[:2] < best[:2]:
+                key = (c.provisional, priced[0], rank, priced[1], splits)
+                if best is None or key[:3] < best[:3]:
                     best = key
             splits *= 2
-    return (best[2], best[3]) if best is not None else None
+    return (best[3], best[4]) if best is not None else None
 
 
 def candidate_seconds(
