@@ -3,18 +3,25 @@
     python -m deplodock.bench.sweep --out DIR                        # the default shapes
     python -m deplodock.bench.sweep --shape linear:128x2048x5632 --splits 1,4,8 --out DIR
     python -m deplodock.bench.sweep --shape matmul:28x512x128x512 --fills planned,single
+    python -m deplodock.bench.sweep --shape matmul:8192x32x31x33     # B x M x N x K
     python -m deplodock.bench.sweep --check DIR/sweep.json           # the planner against it
 
 A variant is a block tile (the planner's candidates, each 8 x 8 one also with the other K
-chunk), a number of K splits, the K steps of a chunk unrolled, the K loop's fill
-(``planned``: what ``fill-k-loop`` chooses; ``single``: one copy) and the launch-bounds
-cap the planner would give it. Each is built through the passes' own options
-(``split-matmul-k{splits}``, ``register-tile{tm tn threads_m threads_n resident}``,
-``chunk-matmul-k{bk}``, ``fill-k-loop{max_bytes=0}``, ``mark-unroll{max_chunk_trips}``),
-never by patching the planner, on a process pool; on a GPU each is checked against
-PyTorch and timed beside cuBLAS (``time_graphs``, TF32 off). Writes ``DIR/sweep.json``
-(shape -> variant -> µs, with ``cublas``) and ``DIR/sweep.txt``. Without a GPU it builds
-and compiles every variant and says so.
+chunk, a ``whole_k`` one also with the whole of a short K as its chunk), a number of K
+splits, the K steps of a chunk unrolled, the K loop's fill (``planned``: what
+``fill-k-loop`` chooses; ``single``: one copy) and the launch-bounds cap the planner
+would give it. A tile that does not divide the shape is built padded to it, unsplit (edge
+tiles, ``register-tile{bk}`` padding K to its chunk), up to the planner's
+``MAX_EDGE_WASTE`` times the real work (``--max-waste``: more, to see whether that cap is
+right). Each is built through the passes' own options (``split-matmul-k{splits}``,
+``register-tile{tm tn threads_m threads_n bk resident}``, ``chunk-matmul-k{bk}``,
+``fill-k-loop{max_bytes=0}``, ``mark-unroll{max_chunk_trips}``), never by patching the
+planner, on a process pool, beside ``planned`` (the program as the compiler builds it
+today, no option: the planner's tile, or the default schedule where it has none); on a
+GPU each is checked against PyTorch and timed beside cuBLAS (``time_graphs``, TF32 off).
+Writes ``DIR/sweep.json`` (shape -> variant -> µs, with ``cublas``) and ``DIR/sweep.txt``
+(every variant, fastest first). Without a GPU it builds and compiles every variant and
+says so.
 
 ``--check`` reads such a file (sessions 5 and 6 wrote theirs with the same labels:
 ``docs/bench/h200-2026-11-30-s6/sweep.json``) and prints, per shape, the variant
@@ -49,8 +56,9 @@ DEFAULT_SHAPES = (
     "matmul:1x4096x4096x4096",
     "matmul:32x512x64x512",  # TinyLlama attention's P.V at S=512
 )
-MAX_BLOCKS = 32 * 132
+MAX_BLOCKS = 32 * 132  # a K split's blocks at most
 RTOL = 1e-4
+PLANNED = "planned"  # the variant built without options
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,7 @@ class Variant:
                 "tn": tn,
                 "threads_m": threads_m,
                 "threads_n": threads_n,
+                "bk": bk,
                 "resident": self.resident,
             },
             "chunk-matmul-k": {"bk": bk},
@@ -126,31 +135,43 @@ class Variant:
         }
 
 
-def variants(shape: Shape, splits: tuple[int, ...], fills: tuple[str, ...]) -> list[Variant]:
-    """Every candidate tile of the planner (an 8 x 8 one also with the other K chunk) that
-    divides the shape, with each K split that leaves 128 of K or more, the chunk's loop
-    rolled (8 steps) and unrolled whole, each fill, capped as the planner would cap it."""
+def variants(
+    shape: Shape, splits: tuple[int, ...], fills: tuple[str, ...], max_waste: float = 0.0
+) -> list[Variant]:
+    """Every candidate tile of the planner for the shape's kind (an 8 x 8 one also with the
+    other K chunk, a ``whole_k`` one also with the whole K, ``tile_for``), with each K
+    split that leaves 128 of K or more (a tile that does not divide the shape: padded,
+    unsplit, its work at most ``max_waste`` times the real, 0: ``MAX_EDGE_WASTE``), the
+    chunk's loop rolled (8 steps) and unrolled whole, each fill (one for a loop of one
+    chunk), capped as the planner would cap it."""
     from deplodock.passes.tile.schedule import matmul as plan
 
+    max_waste = max_waste or plan.MAX_EDGE_WASTE
     b, m, n, k = shape.dims
     found: list[Variant] = []
     for c in plan.CANDIDATES:
         if c.mixed not in (None, shape.mixed) or (b > 1 and not c.batched):
             continue
+        if b == 1 and not c.single:
+            continue
         chunks = (8, 16) if c.tile.tm == 8 else (c.tile.bk,)
-        for bk in chunks:
+        whole = plan.tile_for(c, k)
+        whole_bk = whole.bk if whole is not c.tile else None  # one chunk of the whole K
+        for bk in chunks + ((whole_bk,) if whole_bk else ()):
             t = plan.MatmulTile(c.tile.tm, c.tile.tn, c.tile.threads_m, c.tile.threads_n, bk)
-            if m % t.block_m or n % t.block_n:
+            mp, np_, kp = plan.padded_extents(t, m, n, k)
+            padded = (mp, np_, kp) != (m, n, k)
+            if mp * np_ * kp > max_waste * m * n * k:
                 continue
-            count = b * (m // t.block_m) * (n // t.block_n)
-            for s in splits:
-                if k % (s * bk) or k // s < 2 * bk or (s > 1 and k // s < plan.MIN_SPLIT_K):
+            count = b * (mp // t.block_m) * (np_ // t.block_n)
+            for s in (1,) if padded else splits:
+                if kp % (s * bk) or (kp // s < 2 * bk and bk != whole_bk):
                     continue
-                if count * s > MAX_BLOCKS:
+                if s > 1 and (kp // s < plan.MIN_SPLIT_K or count * s > MAX_BLOCKS):
                     continue
-                capped = c.capped and bk == c.tile.bk and plan._fills(c, m, n, b * s, _target())
+                capped = c.capped and bk == c.tile.bk and plan._fills(c, mp, np_, b * s, _target())
                 for unroll in sorted({8, bk}):
-                    for fill in fills:
+                    for fill in fills if kp // s > bk else fills[:1]:
                         tile = (t.tm, t.tn, t.threads_m, t.threads_n, bk)
                         resident = c.resident if capped else 1
                         found.append(Variant(tile, s, unroll, fill == "planned", resident))
@@ -163,8 +184,9 @@ def _target():
     return target_for("sm_90")
 
 
-def build(job: tuple[Shape, Variant]):
-    """One variant lowered to the kernel level and compiled (in a worker process)."""
+def build(job: tuple[Shape, Variant | None]):
+    """One variant lowered to the kernel level and compiled (in a worker process); None:
+    the program as the compiler builds it (``PLANNED``)."""
     shape, variant = job
     from deplodock.backends.cuda.emit import emit_kernel_sources
     from deplodock.backends.cuda.nvrtc import compile_kernels
@@ -173,7 +195,8 @@ def build(job: tuple[Shape, Variant]):
     from deplodock.pipeline import lower, make_pass
 
     module = import_program(capture_expression(shape.expression()).program).module
-    options = {name: make_pass(name, **o) for name, o in variant.options().items()}
+    chosen = variant.options().items() if variant is not None else ()
+    options = {name: make_pass(name, **o) for name, o in chosen}
     lower(module, to="kernel", options=options)
     compiled = compile_kernels(emit_kernel_sources(module), arch="sm_90", cache=False, jobs=1)
     return shape, variant, str(module), compiled
@@ -201,23 +224,25 @@ def time_shape(shape: Shape, built: list, log) -> dict[str, float]:
         program = CompiledProgram(Parser(make_context(), text).parse_module(), compiled=compiled)
         got = program(*args)[0]
         error = ((got - want).abs().max() / want.abs().max()).item()
+        label = variant.label if variant is not None else PLANNED
         if error > RTOL:
-            print(f"{shape.name} {variant.label} WRONG (max rel err {error:.2e})", file=log)
+            print(f"{shape.name} {label} WRONG (max rel err {error:.2e})", file=log)
             continue
-        candidates[variant.label] = lambda program=program: program(*args, poison=False)
+        candidates[label] = lambda program=program: program(*args, poison=False)
     calls = max(2, min(10, int(3e-3 / (2 * b * m * n * k / 40e12))))
     timings = {v: t.median_us for v, t in time_graphs(candidates, rounds=7, calls=calls).items()}
-    print(f"== {shape.name} cublas {timings['cublas']:.1f} us", file=log)
-    for label, us in sorted(timings.items(), key=lambda kv: kv[1])[:16]:
+    pick = planned_label(shape) or "the default schedule"
+    print(f"== {shape.name} cublas {timings['cublas']:.1f} us; {PLANNED}: {pick}", file=log)
+    for label, us in sorted(timings.items(), key=lambda kv: kv[1]):
         print(f"   {label:34s} {us:9.1f} us {timings['cublas'] / us:5.2f}x cuBLAS", file=log)
     log.flush()
     return timings
 
 
-def sweep(shapes: list[Shape], splits, fills, out: Path, jobs: int) -> int:
+def sweep(shapes: list[Shape], splits, fills, out: Path, jobs: int, max_waste: float = 0.0) -> int:
     from deplodock.backends.cuda.driver import gpu_available
 
-    work = [(s, v) for s in shapes for v in variants(s, splits, fills)]
+    work = [(s, v) for s in shapes for v in [None, *variants(s, splits, fills, max_waste)]]
     started = time.time()
     with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
         built = list(pool.map(build, work))
@@ -236,14 +261,20 @@ def sweep(shapes: list[Shape], splits, fills, out: Path, jobs: int) -> int:
     return 0
 
 
-def planned_label(shape: Shape) -> str:
-    """The label of the variant ``plan_matmul`` picks for ``shape``."""
+def planned_label(shape: Shape) -> str | None:
+    """The label of the variant ``plan_matmul`` picks for ``shape`` (None: no tile, the
+    default schedule)."""
     from deplodock.passes.tile.schedule import matmul as plan
 
     b, m, n, k = shape.dims
-    tile, splits = plan.matmul_plan(m, n, k, b, shape.mixed)
+    chosen = plan.matmul_plan(m, n, k, b, shape.mixed)
+    if chosen is None:
+        return None
+    tile, splits = chosen
     candidate = next(
-        c for c in plan.CANDIDATES if c.tile == tile and c.mixed in (None, shape.mixed)
+        c
+        for c in plan.CANDIDATES
+        if plan.tile_for(c, k, splits) == tile and c.mixed in (None, shape.mixed)
     )
     unroll = tile.bk if candidate.unrolled else 8
     resident = candidate.resident if candidate.capped else 1
@@ -262,7 +293,7 @@ def candidate_runs(shape: Shape, timings: dict[str, float]) -> dict[str, tuple[i
     Session 5's labels (``128x64t128k8_S4``, no unroll or fill) count as built so."""
     from deplodock.passes.tile.schedule import matmul as plan
 
-    b, m, n, _ = shape.dims
+    b, m, n, k = shape.dims
     found = {}
     for label in timings:
         match = LABEL.match(label)
@@ -271,23 +302,29 @@ def candidate_runs(shape: Shape, timings: dict[str, float]) -> dict[str, tuple[i
         bm, bn, threads, bk, splits = map(int, match.groups()[:5])
         unroll, fill, cap = match.group(6), match.group(7), bool(match.group(8))
         for index, c in enumerate(plan.CANDIDATES):
-            t = c.tile
+            t = plan.tile_for(c, k, splits)
             if (t.block_m, t.block_n, t.threads, t.bk) != (bm, bn, threads, bk):
                 continue
             if c.mixed not in (None, shape.mixed) or (b > 1 and not c.batched):
                 continue
-            capped = c.capped and plan._fills(c, m, n, b * splits, _target())
+            if b == 1 and not c.single:
+                continue
+            mp, np_, _ = plan.padded_extents(t, m, n, k, splits)
+            capped = c.capped and plan._fills(c, mp, np_, b * splits, _target())
             built = unroll is None or int(unroll) == (t.bk if c.unrolled else 8)
-            if cap == capped and built and fill != "sb":
+            priced = _estimate_us(shape, (index, splits)) is not None
+            if cap == capped and built and fill != "sb" and priced:
                 found[label] = (index, splits)
     return found
 
 
-def _estimate_us(shape: Shape, run: tuple[int, int]) -> float:
+def _estimate_us(shape: Shape, run: tuple[int, int]) -> float | None:
+    """The planner's estimate of a run (``candidate_seconds``; None: one it cannot pick)."""
     from deplodock.passes.tile.schedule import matmul as plan
 
     b, m, n, k = shape.dims
-    return 1e6 * plan.estimate_seconds(plan.CANDIDATES[run[0]], m, n, k, b, run[1], _target())
+    priced = plan.candidate_seconds(plan.CANDIDATES[run[0]], m, n, k, b, run[1], _target())
+    return 1e6 * priced[0] if priced is not None else None
 
 
 def _measured(data: dict) -> list[tuple[Shape, dict[str, float], dict[str, tuple[int, int]]]]:
@@ -380,9 +417,10 @@ def check(path: Path, refit: bool = False) -> int:
         fit(rows)
     total, count = 0.0, 0
     for shape, timings, runs in rows:
-        pick = planned_label(shape)
+        pick = planned_label(shape) or PLANNED  # no tile: the default schedule, as built
         best = min(runs, key=lambda v: timings[v])
-        picked = next((v for v in runs if pick.startswith(v) or v.startswith(pick)), None)
+        choices = [*runs, PLANNED] if PLANNED in timings else list(runs)
+        picked = next((v for v in choices if pick.startswith(v) or v.startswith(pick)), None)
         if picked is None:
             print(f"{shape.name:24s} picked {pick} (not in the sweep)")
             continue
@@ -427,6 +465,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--splits", type=_ints, default=(1, 2, 4, 8, 16), help="K splits to try")
     parser.add_argument("--fills", default="planned", help="planned and/or single, comma-separated")
     parser.add_argument("--jobs", type=int, default=15, help="build processes")
+    parser.add_argument(
+        "--max-waste",
+        type=float,
+        default=0.0,
+        help="padded tiles up to this many times the real work (default: the planner's cap)",
+    )
     parser.add_argument("--out", type=Path, default=Path("sweep-results"))
     parser.add_argument(
         "--check", type=Path, metavar="SWEEP_JSON", help="check the planner against a sweep"
@@ -442,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
         shapes = [Shape.parse(s) for s in (args.shape or DEFAULT_SHAPES)]
     except ValueError as e:
         parser.error(str(e))
-    return sweep(shapes, args.splits, fills, args.out, args.jobs)
+    return sweep(shapes, args.splits, fills, args.out, args.jobs, args.max_waste)
 
 
 if __name__ == "__main__":

@@ -679,3 +679,32 @@ def test_sweep_variant_is_built_as_labelled_and_correct() -> None:
     np.testing.assert_allclose(got, x @ w.T, rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="linear:MxNxK"):
         Shape.parse("linear:64x64")
+
+
+def test_sweep_builds_padded_and_whole_k_variants() -> None:
+    """A batch of small products no tile divides: the sweep builds the small tiles padded
+    (edge tiles, unsplit), with their own K chunk and with the whole K as one, beside the
+    program as the compiler builds it (``planned``, no option); each computes the product."""
+    from xdsl.parser import Parser
+
+    from deplodock.bench.sweep import Shape, build, planned_label, variants
+    from deplodock.dialects import kernel, make_context, tile
+    from deplodock.dialects.interpreters.run import run_forward
+
+    shape = Shape.parse("matmul:3x32x31x33")
+    found = {v.label: v for v in variants(shape, (1, 2), ("planned", "single"))}
+    assert {"32x32t64k33_S1_u8_mx", "32x32t64k16_S1_u8_sb", "16x16t64k33_S1_u33_mx"} <= set(found)
+    assert not any("_S2" in label or label.startswith("128x") for label in found)
+    assert planned_label(shape) == "16x16t64k33_S1_u8_mx"
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 32, 33), np.float32)
+    w = rng.standard_normal((3, 33, 31), np.float32)
+    for variant in (found["32x32t64k33_S1_u8_mx"], found["32x32t64k16_S1_u8_sb"], None):
+        _, _, text, compiled = build((shape, variant))
+        module = Parser(make_context(), text).parse_module()
+        (matmul,) = [k for k in module.walk() if isinstance(k, kernel.KernelOp)]
+        block = (16, 16) if variant is None else (32, 32)
+        assert tile.schedule_of(matmul).block_tile == block
+        assert not any(r.spills for r in compiled.resources.values())
+        (got,) = run_forward(module, [x, w])
+        np.testing.assert_allclose(got, x @ w, rtol=1e-4, atol=1e-4)

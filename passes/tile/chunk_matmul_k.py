@@ -23,7 +23,10 @@ accumulators, which is the unchunked loop's order, bit for bit.
 
 The decision is ``chunk_of``: a kernel whose ``#tile.schedule`` has a ``k_chunk`` (the
 planner's ``BK``, ``plan_matmul``) takes it; the ``bk`` option chunks every register-tiled kernel;
-a loop whose extent ``BK`` does not divide, or that would get a single chunk, is left.
+a loop whose extent ``BK`` does not divide, or that would get a single chunk, is left,
+unless the chunk is the whole loop and the kernel has a block tile (the planner's chunk
+of a short K, ``schedule.matmul.tile_for``): then it is one chunk, so ``stage-inputs``
+stages each operand's slab of the whole K once (``%k_o = 0 to 1``).
 The pass is idempotent: a chunked loop's body is a loop, not a multiple of ``BK`` long.
 """
 
@@ -60,7 +63,17 @@ def chunk_of(kernel: tile.KernelOp, reduce: loop.ForOp, bk: int) -> int | None:
         if bk == 0:
             return None
     extent = reduce.extent
+    if extent == bk and _block_tiled(kernel):
+        return bk  # one chunk: its operands staged whole, once
     return bk if extent % bk == 0 and extent >= 2 * bk else None
+
+
+def _block_tiled(kernel: tile.KernelOp) -> bool:
+    """Whether ``kernel``'s schedule has a block tile: then a chunk as long as the loop
+    (the planner's whole K, ``schedule.matmul.tile_for``) is one chunk, whose slabs
+    ``stage-inputs`` fills once; without one, such a chunk is no chunking."""
+    schedule = tile.schedule_of(kernel)
+    return schedule is not None and schedule.block_threads is not None
 
 
 def _record_chunk(kernel: tile.KernelOp, bk: int) -> None:

@@ -89,6 +89,7 @@ from deplodock.dialects.affine_syntax import apply_op
 from deplodock.passes.tile.analysis import depends_on, shares_loads_across, top_level_reduces
 from deplodock.passes.tile.edge_tiles import round_up
 from deplodock.passes.tile.schedule.matmul import (
+    DEFAULT_BK,
     MatmulTile,
     matmul_problem,
     pad_to_schedule,
@@ -103,7 +104,11 @@ def _factor(extent: int, factor: int, reused: bool) -> int:
 
 
 def tile_factors(
-    kernel: tile.KernelOp, tm: int, tn: int, target: Target | None = None
+    kernel: tile.KernelOp,
+    tm: int,
+    tn: int,
+    target: Target | None = None,
+    block: MatmulTile | None = None,
 ) -> tuple[int, int, tile.ScheduleAttr | None] | None:
     """Cost function: ``(TM, TN, schedule)`` for the last two axes of ``kernel``, or None
     to leave it.
@@ -112,7 +117,9 @@ def tile_factors(
     each axis tiled by its factor when the factor divides its extent and the axis's copies
     share a load. With ``tm = tn = 0`` the schedule is the planner's (``plan_matmul``, or
     the plan ``split-matmul-k`` left), which the later passes follow; a shape it has no
-    tile for is left alone.
+    tile for is left alone. ``block``: a whole block tile the options gave (``tm``, ``tn``
+    with the threads and K chunk: a sweep's variant), scheduled and padded to as the
+    planner's would be.
     """
     schedule = tile.schedule_of(kernel)
     if schedule is not None and not schedule.is_planned:
@@ -125,11 +132,13 @@ def tile_factors(
         if schedule is None:
             return None
         tm, tn = schedule.thread_tile
+    elif block is not None:
+        schedule = schedule_for(block, schedule.splits.data if schedule is not None else 1)
     else:
         schedule = None
     reduces = top_level_reduces(kernel)
     (m, m_extent, _), (n, n_extent, _) = kernel.axes[-2], kernel.axes[-1]
-    if schedule is not None:  # the planner's: edge tiles pad what its tile does not divide
+    if schedule is not None:  # a block tile: edge tiles pad what it does not divide
         block_m, block_n = schedule.block_tile
         m_extent, n_extent = round_up(m_extent, block_m), round_up(n_extent, block_n)
     factors = (
@@ -232,26 +241,30 @@ class RegisterTileKernel(RewritePattern):
         threads_n: int = 0,
         resident: int = 0,
         target: Target | None = None,
+        bk: int = 0,
     ):
         self.tm, self.tn = tm, tn
-        self.threads = (threads_m, threads_n)
+        self.block = None
+        if min(tm, tn, threads_m, threads_n) > 0:
+            self.block = MatmulTile(tm, tn, threads_m, threads_n, bk or DEFAULT_BK)
         self.resident = resident
         self.target = target
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
-        factors = tile_factors(op, self.tm, self.tn, self.target)
+        factors = tile_factors(op, self.tm, self.tn, self.target, self.block)
         if factors is None:
             return
         tm, tn, schedule = factors
-        if schedule is not None:
-            pad_to_schedule(op, schedule, False, self.target)  # edge tiles, if it does not divide
         planned = tile.schedule_of(op)  # a kernel of partial sums keeps its splits
         splits = planned.splits.data if planned is not None else 1
-        if schedule is None and min(self.threads) > 0:
-            schedule = schedule_for(MatmulTile(tm, tn, *self.threads), splits)
-            if self.resident:
-                schedule = schedule.replace(resident=self.resident)
+        if schedule is not None:  # edge tiles, if its block tile does not divide
+            # (the planner asked whether K pads exactly; an option's chunk pads K only so)
+            problem = matmul_problem(op, by_model=False) if self.block else None
+            pad_k = problem is None or problem.pads_k
+            pad_to_schedule(op, schedule, False, self.target, pad_k=pad_k)
+        if self.block is not None and self.resident:
+            schedule = schedule.replace(resident=self.resident)
         old = op.body.block
         axes = op.axes
         (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
@@ -331,6 +344,11 @@ class RegisterTile(ModulePass):
 
     threads_n: int = 0
 
+    bk: int = 0
+    """With ``threads_m``/``threads_n``: the block tile's K chunk, which ``chunk-matmul-k``
+    then follows and a K it does not divide is padded to, where that adds exact zeros
+    (0: ``DEFAULT_BK``, 8; for sweeps)."""
+
     resident: int = 0
     """With ``threads_m``/``threads_n``: the blocks an SM its ``__launch_bounds__`` asks
     for (0: what the planner's candidate of that tile asks, else 1; for sweeps)."""
@@ -357,6 +375,7 @@ class RegisterTile(ModulePass):
                         self.threads_n,
                         self.resident,
                         pass_target(self.name, self.arch),
+                        self.bk,
                     )
                 ],
                 dce_enabled=False,

@@ -88,7 +88,14 @@ class Candidate:
     batched: bool = True  # also for batched products (attention's); see CANDIDATES
     mixed: bool | None = None  # only for operands stored both ways (True), never (False)
     unrolled: bool = False  # its K chunk's loop unrolled whole (``chunk_unroll``)
+    single: bool = True  # also for a single product (batch 1); see CANDIDATES
+    whole_k: bool = False  # a short K is one chunk, staged whole (``tile_for``)
+    provisional: bool = False  # not measured yet: only where no measured candidate fits
 
+
+_SMALL = {"single": False, "whole_k": True, "provisional": True}
+_EFF_4X4_64 = (0.16, 0.31, 0.39, 0.46, 0.50, 0.54, 0.57, 0.59)  # the 32 x 64's at r / 2
+_EFF_2X2_64 = tuple(e / 2 for e in _EFF_4X4_64)  # twice the shared loads per FMA
 
 CANDIDATES = (
     # Operands stored both ways (``torch.matmul``'s; the mixed rotation), batched too:
@@ -103,6 +110,12 @@ CANDIDATES = (
     Candidate(MatmulTile(8, 8, 8, 16, 8), 4, True, (0.39, 0.89, 0.93, 0.90), False),  # 64 x 128
     Candidate(MatmulTile(4, 4, 16, 16, 16), 2, False, (0.53, 0.63)),  # 64 x 64
     Candidate(MatmulTile(4, 4, 8, 16, 16), 4, False, (0.31, 0.46, 0.54, 0.59)),  # 32 x 64
+    # Batches of small products (``bmm`` of 32 x 33 by 33 x 31), a short K staged whole;
+    # provisional efficiencies (see below):
+    Candidate(MatmulTile(4, 4, 16, 8, 16), 4, False, (0.31, 0.46, 0.54, 0.59), **_SMALL),  # 64 x 32
+    Candidate(MatmulTile(4, 4, 8, 8, 16), 16, False, _EFF_4X4_64, **_SMALL),  # 32 x 32
+    Candidate(MatmulTile(2, 2, 16, 16, 16), 4, False, (0.23, 0.30), **_SMALL),  # 32 x 32
+    Candidate(MatmulTile(2, 2, 8, 8, 16), 16, False, _EFF_2X2_64, **_SMALL),  # 16 x 16
 )
 """Largest first (ties go to the earlier). Each tile's K chunk is the one measured faster
 on the H200, with its residency as NVRTC 13.0 allocates registers:
@@ -126,6 +139,24 @@ on the H200, with its residency as NVRTC 13.0 allocates registers:
   8 x 8 tiles for batched ones too (P.V shaped products: 37.3 -> 32.3 us at S=512).
 * 64 x 64 and 32 x 64 (4 x 4 a thread, 87-95 registers): a chunk of 16 (square 1024:
   128 -> 78 us; TinyLlama q_proj at S=128: 157 -> 71 us); a cap was measured slower.
+* Batches of small products (issue 19's ``bmm/small``, 8192 products of 32 x 33 by 33 x
+  31, took the default schedule: no tile above within ``MAX_EDGE_WASTE``, 0.42x eager):
+  64 x 32 (the 32 x 64's mirror), 32 x 32 (4 x 4 in 8 x 8 threads, or 2 x 2 in 16 x 16)
+  and 16 x 16 (2 x 2 in 8 x 8), a block a product or a few. Such a product is bound by
+  reading its operands (``estimate_seconds``' memory term), so K is one chunk where it
+  is short (``whole_k``: ``tile_for``), its slabs filled once, coalesced, behind one
+  barrier, not refilled every 16 steps with a memory latency each. Only for batches
+  (``single=False``): a single small product is a few blocks, bound by its launch, and
+  the suite's single products keep the tiles measured on them. Not measured yet
+  (``provisional``), so only for products no measured tile fits, which had the default
+  schedule (session 4's lesson: tiles measured on projections made attention's batched
+  products slower). Their ``efficiency``: the 4 x 4 tiles' from the 32 x 64 tile's (the
+  nearest measured, session 6) at as many threads an SM (``r`` blocks of 64 threads as
+  ``r / 2`` of its 128: ``_EFF_4X4_64``; the 64 x 32 as its mirror), the 2 x 2 tiles'
+  half the 4 x 4's at as many threads (a shared load an FMA where 4 x 4 needs half of
+  one: the shared-memory pipe bounds them); ``resident`` from NVRTC 13.0's registers
+  (53-56 a thread: 18 blocks of 64 threads an SM, 16 taken; 4 of 256). The sweep
+  measures them (``python -m deplodock.bench.sweep --shape matmul:8192x32x31x33``).
 
 ``efficiency``: the fraction of an SM's fp32 peak (cuBLAS's rate) the tile reaches with
 1, 2, .. of its blocks resident (the last entry for more): a second resident block hides
@@ -158,13 +189,58 @@ def chunk_unroll(choice: MatmulTile) -> int | None:
     return choice.bk if whole else None
 
 
+ELEMENT_BYTES = 4  # fp32 operands (16-bit ones are computed in f32: then it overprices)
+
+WHOLE_K_BYTES = 16 * 1024
+"""A ``whole_k`` candidate's K is one chunk when both its slabs of the whole K fit this:
+14 such blocks still share an SM's 228 KB, so one block's fill overlaps the others'
+compute (a 32 x 32 tile: K up to 64; 16 x 16: 128)."""
+
+
+def tile_for(c: Candidate, k: int, splits: int = 1) -> MatmulTile:
+    """The tile ``c`` takes for a reduction of ``k`` in ``splits``: for a ``whole_k``
+    candidate of an unsplit K whose slabs fit ``WHOLE_K_BYTES``, its K chunk is the whole
+    K (``chunk-matmul-k`` makes one chunk of it, ``stage-inputs`` stages both operands
+    once: a short K has nothing to pipeline, and its blocks, bound by memory latency,
+    wait once instead of once a chunk; K is not padded); else its own chunk."""
+    t = c.tile
+    if c.whole_k and splits == 1 and (t.block_m + t.block_n) * k * ELEMENT_BYTES <= WHOLE_K_BYTES:
+        return MatmulTile(t.tm, t.tn, t.threads_m, t.threads_n, k)
+    return t
+
+
+def memory_seconds(
+    t: MatmulTile, m: int, n: int, k: int, batch: int, target: Target, read: tuple[int, int, int]
+) -> float:
+    """What the blocks of tile ``t`` over an ``m x n`` output (padded extents) move, at
+    ``target.bandwidth``: each block reads its rows of ``x`` and columns of ``w`` over
+    the whole K and writes its outputs, of the product's own extents ``read`` (a padded
+    element is not read). An upper bound of the device-memory traffic (a slab read again
+    by another block may come from L2) that matters where it exceeds the FMAs' time:
+    small and skinny products, bound by reading their operands."""
+    rm, rn, rk = read
+    tiles_m, tiles_n = m // t.block_m, n // t.block_n
+    moved = batch * (rm * rk * tiles_n + rk * rn * tiles_m + rm * rn) * ELEMENT_BYTES
+    return moved / target.bandwidth
+
+
 def estimate_seconds(
-    c: Candidate, m: int, n: int, k: int, batch: int, splits: int, target: Target | None = None
+    c: Candidate,
+    m: int,
+    n: int,
+    k: int,
+    batch: int,
+    splits: int,
+    target: Target | None = None,
+    read: tuple[int, int, int] | None = None,
 ) -> float:
     """The cost model on ``target`` (None: sm_90): the busiest SM's blocks (whole blocks:
     wave quantisation), run ``c.resident`` at a time, each round at the tile's efficiency
-    for its count (an SM at ``target.sm_flops``, cuBLAS's fp32 rate on the H200); plus, when
-    K is split, writing and re-reading the partial sums and one more launch."""
+    for its count (an SM at ``target.sm_flops``, cuBLAS's fp32 rate on the H200); or, when
+    longer, the blocks' memory traffic (``memory_seconds``: the slower of the two bounds a
+    kernel whose resident blocks overlap their loads with their FMAs); plus, when K is
+    split, writing and re-reading the partial sums and one more launch. ``m, n, k`` may be
+    padded to the tile (``padded_extents``); ``read``: the product's own (None: the same)."""
     target = target or target_for()
     t = c.tile
     blocks = batch * splits * (m // t.block_m) * (n // t.block_n)
@@ -177,6 +253,7 @@ def estimate_seconds(
     seconds = rounds * c.resident * block_s / efficiency(c.resident)
     if rest:
         seconds += rest * block_s / efficiency(rest)
+    seconds = max(seconds, memory_seconds(t, m, n, k, batch, target, read or (m, n, k)))
     if splits > 1:
         rate = HBM_BYTES_PER_S if target.measured else HBM_FIT_SHARE * target.bandwidth
         seconds += 2 * 4 * splits * batch * m * n / rate + KERNEL_LAUNCH_S
@@ -202,22 +279,24 @@ def padded_extents(
     return round_up(m, c.block_m), round_up(n, c.block_n), k_padded
 
 
-def _fits(c: MatmulTile, m: int, n: int, k: int, splits: int) -> bool:
+def _fits(c: MatmulTile, m: int, n: int, k: int, splits: int, whole: bool = False) -> bool:
+    """Whether tile ``c`` divides the extents, in 2 or more K chunks a split (``whole``:
+    one chunk of the whole K, ``tile_for``)."""
     part = k // splits
     return (
         m % c.block_m == 0
         and n % c.block_n == 0
         and k % splits == 0
         and part % c.bk == 0
-        and part >= 2 * c.bk
+        and (part >= 2 * c.bk or (whole and part == c.bk))
         and (splits == 1 or part >= MIN_SPLIT_K)
     )
 
 
 def _fills(c: Candidate, m: int, n: int, batch: int, target: Target) -> bool:
     """A capped candidate only for a grid that fills the block its cap makes room for:
-    with fewer blocks the cap only costs (1-4% measured, session 5)."""
-    blocks = batch * (m // c.tile.block_m) * (n // c.tile.block_n)
+    with fewer blocks the cap only costs (1-4% measured, session 5). Edge blocks count."""
+    blocks = batch * -(-m // c.tile.block_m) * -(-n // c.tile.block_n)
     return not c.capped or blocks > (c.resident - 1) * target.sm_count
 
 
@@ -236,31 +315,55 @@ def matmul_plan(
     ``m x n`` output with reduction ``k`` (``batch`` independent such products; ``mixed``:
     operands stored both ways, ``analysis.stored_both_ways``), the fastest by
     ``estimate_seconds``; None to leave the contraction to the default schedule (no tile
-    fits it). ``split=False``: no K split (a kernel that cannot). ``target``: the GPU
+    fits it; a ``provisional`` candidate only where no measured one fits).
+    ``split=False``: no K split (a kernel that cannot). ``target``: the GPU
     (``deplodock.target``; None: sm_90), whose SM count and rate the estimate uses.
     ``pad``: a tile that does not divide M, N (and K, when ``pad_k``) is priced on the
     extents rounded up to it (``padded_extents``: guarded edge tiles), times
     ``EDGE_COST``."""
     target = target or target_for()
-    best: tuple[float, int, MatmulTile, int] | None = None
+    best: tuple[bool, float, int, MatmulTile, int] | None = None
     for rank, c in enumerate(CANDIDATES):
+        if not (c.batched or batch == 1) or not (c.single or batch > 1):
+            continue
+        if c.mixed not in (None, mixed):
+            continue
         splits = 1
         while splits <= (MAX_SPLITS if split else 1):
-            mp, np_, kp = padded_extents(c.tile, m, n, k, splits, pad_k) if pad else (m, n, k)
-            if mp * np_ * kp <= MAX_EDGE_WASTE * m * n * k and (
-                (c.batched or batch == 1)
-                and c.mixed in (None, mixed)
-                and _fits(c.tile, mp, np_, kp, splits)
-                and _fills(c, mp, np_, batch * splits, target)
-            ):
-                seconds = estimate_seconds(c, mp, np_, kp, batch, splits, target)
-                if (mp, np_, kp) != (m, n, k):
-                    seconds *= EDGE_COST
-                key = (seconds, rank, c.tile, splits)
-                if best is None or key[:2] < best[:2]:
+            priced = candidate_seconds(c, m, n, k, batch, splits, target, pad, pad_k)
+            if priced is not None and _fills(c, m, n, batch * splits, target):
+                key = (c.provisional, priced[0], rank, priced[1], splits)
+                if best is None or key[:3] < best[:3]:
                     best = key
             splits *= 2
-    return (best[2], best[3]) if best is not None else None
+    return (best[3], best[4]) if best is not None else None
+
+
+def candidate_seconds(
+    c: Candidate,
+    m: int,
+    n: int,
+    k: int,
+    batch: int,
+    splits: int,
+    target: Target | None = None,
+    pad: bool = True,
+    pad_k: bool = True,
+) -> tuple[float, MatmulTile] | None:
+    """``c`` in ``splits`` as ``matmul_plan`` prices it for the shape: the estimate on the
+    extents padded to its tile (``tile_for``), times ``EDGE_COST`` when padded, and the
+    tile; None where it does not fit (a split too short, more than ``MAX_EDGE_WASTE``).
+    Whether the candidate is for the shape's kind (``batched``, ``single``, ``mixed``)
+    and its grid (``_fills``) is the caller's."""
+    target = target or target_for()
+    t = tile_for(c, k, splits)
+    mp, np_, kp = padded_extents(t, m, n, k, splits, pad_k) if pad else (m, n, k)
+    if mp * np_ * kp > MAX_EDGE_WASTE * m * n * k:
+        return None
+    if not _fits(t, mp, np_, kp, splits, whole=t is not c.tile):
+        return None
+    seconds = estimate_seconds(c, mp, np_, kp, batch, splits, target, (m, n, k))
+    return seconds * (EDGE_COST if (mp, np_, kp) != (m, n, k) else 1), t
 
 
 def matmul_tile(
@@ -354,13 +457,19 @@ def plan_matmul(
 
 
 def pad_to_schedule(
-    kernel: tile.KernelOp, schedule: tile.ScheduleAttr, split: bool, target: Target | None = None
+    kernel: tile.KernelOp,
+    schedule: tile.ScheduleAttr,
+    split: bool,
+    target: Target | None = None,
+    pad_k: bool = True,
 ) -> bool:
     """Round ``kernel`` up to ``schedule``'s block tile and K chunks (times its splits,
     when ``split``: the kernel before ``split-matmul-k`` cuts its K) where they do not
     divide it, in place (``edge_tiles.pad_contraction``), and copy its unaligned operands
-    aligned where that is cheap (``edge_tiles.align_operands``)."""
+    aligned where that is cheap (``edge_tiles.align_operands``). ``pad_k=False``: K is
+    left as it is (a tile from options on a K that cannot be padded exactly)."""
     k_step = max(schedule.k_chunk.data, 1) * (schedule.splits.data if split else 1)
+    k_step = k_step if pad_k else 1
     if not pad_contraction(kernel, *schedule.block_tile, k_step):
         return False
     target = target or target_for()

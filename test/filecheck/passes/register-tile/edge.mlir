@@ -1,6 +1,7 @@
 // RUN: deplo-opt %s -p register-tile | filecheck %s
 // RUN: deplo-opt %s -p register-tile,chunk-matmul-k,blockify-launch,stage-inputs | filecheck %s --check-prefix=STAGE
 // RUN: deplo-opt %s -p 'register-tile{tm=4 tn=4}' | filecheck %s --check-prefix=GIVEN
+// RUN: deplo-opt %s -p 'register-tile{tm=4 tn=4 threads_m=8 threads_n=16 bk=16}' | filecheck %s
 
 // linear (100 x 67) x (250 x 67)^T + b, as tileify leaves it: no tile of the planner
 // divides 100, 250 or 67. The planner's 32 x 64 tile (4 x 4 a thread, K chunks of 16)
@@ -8,8 +9,10 @@
 // leave its buffer is guarded (the operands' loads, the bias's, the store), so the
 // padded rows read zeros and store nothing. stage-inputs (after chunk-matmul-k and
 // blockify-launch) then stages guarded K chunks whose boxes reach past the operands'
-// ends; the loads from shared memory need no guard. A tile given by options does not pad: 4
-// divides 100 but not 250, so only the rows are tiled, as before edge tiles.
+// ends; the loads from shared memory need no guard. A register tile given by options
+// alone does not pad: 4 divides 100 but not 250, so only the rows are tiled, as before
+// edge tiles; a whole block tile given by options (threads and K chunk: a sweep's
+// variant, here the planner's own) pads as the planner's does.
 
 func.func @forward(%x: tensor<100x67xf32>, %x1: tensor<250x67xf32>, %x2: tensor<250xf32>) -> tensor<100x250xf32> {
   %linear = tile.kernel @k_linear axes(%a0 : 100 = free, %a1 : 250 = free) ins(%x_b = %x : tensor<100x67xf32>, %x1_b = %x1 : tensor<250x67xf32>, %x2_b = %x2 : tensor<250xf32>) outs(%linear_b : tensor<100x250xf32>) {
