@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -143,4 +144,6 @@ def test_resources_report(capsys) -> None:
     assert "k_rms_norm: grid 32x1x1, block 256x1x1" in err
     assert "registers" in err and "no spills" in err
     # its roofline: x (32 x 2048) and the weight read, y written: 0.53 MB at 4.25 TB/s
-    assert "traffic 0.5 MB: >= 0.1 µs" in err
+    assert "traffic 0.5 MB, roofline 0.1 µs" in err
+    # and the estimate that the roofline guard compares with it, memory-bound here
+    assert re.search(r"estimate [0-9.]+ µs \(memory\)", err)
