@@ -86,7 +86,8 @@ def test_verbose_lists_passes_and_diffs(capsys) -> None:
     captured = capsys.readouterr()
     for name in ("decompose", "lift-to-loop", "fuse", "tileify", "materialize"):
         assert name in captured.err
-    assert ">>> 001_decompose" in captured.out and "<<< 001_decompose" in captured.out
+    assert ">>> ten:001_decompose" in captured.out and "<<< ten:001_decompose" in captured.out
+    assert ">>> k:001_materialize" in captured.out and "t:007_stage-inputs" in captured.err
 
 
 def test_deplo_opt_runs_remaining_passes(tmp_path: Path, cuda_source, seed) -> None:

@@ -18,13 +18,15 @@ the loop level on, per kernel the torch ops it covers, its minimum HBM reads and
 its FLOPs, with totals against eager PyTorch (one kernel per torch op; views free). With
 ``-v`` each kernel's torch ops are listed one per line with their source lines.
 
-``-v`` lists the passes as they run (on stderr); ``-vv`` prints each pass's diff of the
-IR between ``>>> NNN_pass`` and ``<<< NNN_pass`` lines (on stdout, so
-``awk '/^>>> 007/,/^<<< 007/'`` extracts one). Exit statuses (``deplodock.boundary``):
-0 done; 1 bad input (a message with its place, never a traceback), or ``run`` found a
-mismatch with PyTorch; 2 ``run`` has no GPU to run on; 3 an internal compiler error (the
-pass, the op and a saved reproducer are named); 130 interrupted. DEPLODOCK_TRACEBACK=1
-shows the traceback.
+``-v`` lists the passes as they run (on stderr), each by its tag: its level's mark (``ten``,
+``l``, ``t``, ``k``), its number within the level and its name, ``t:007_stage-inputs``
+(``deplodock.passes.PIPELINE``); ``-vv`` also prints each pass's diff of the IR between
+``>>> t:007_stage-inputs`` and ``<<< t:007_stage-inputs`` lines (on stdout, so
+``awk '/^>>> t:007/,/^<<< t:007/'`` extracts one), its notes first. Exit statuses
+(``deplodock.boundary``): 0 done; 1 bad input (a message with its place, never a
+traceback), or ``run`` found a mismatch with PyTorch; 2 ``run`` has no GPU to run on; 3 an
+internal compiler error (the pass, the op and a saved reproducer are named); 130
+interrupted. DEPLODOCK_TRACEBACK=1 shows the traceback.
 
 ``run MODEL`` (``_run_model``) compiles the whole causal LM (or ``--part layer``), runs it
 on the GPU, compares its logits with the transformers model in eager PyTorch (default
@@ -69,6 +71,7 @@ from deplodock.kernel_stats import (
     program_stats,
 )
 from deplodock.pipeline import LEVELS, PassStep, level_of, lower, passes_between
+from deplodock.target import DEFAULT_ARCH, TARGETS
 
 EXIT_MISMATCH = EXIT_USER_ERROR  # run: deplodock's answer differs from PyTorch's
 
@@ -90,9 +93,12 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("-c", "--code", help="a PyTorch expression, e.g. 'torch.relu(...)'")
         sub.add_argument(
             "--arch",
-            default="sm_90",
-            help="CUDA architecture: sm_75, sm_80, sm_86, sm_89, sm_90 or sm_90a (default "
-            "sm_90); the schedules follow its SM count, shared memory and features",
+            "--target",
+            dest="arch",
+            default=DEFAULT_ARCH,
+            metavar="ARCH",
+            help=f"the CUDA architecture to compile for: {', '.join(TARGETS)} (default "
+            f"{DEFAULT_ARCH}); the schedules follow its SM count, shared memory and features",
         )
         sub.add_argument("-v", "--verbose", action="count", default=0)
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
@@ -329,7 +335,7 @@ def _observer(verbosity: int):
     def report(step: PassStep) -> None:
         nonlocal started
         elapsed = time.perf_counter() - started
-        print(f"[{step.index:03d}] {step.name:<20} {elapsed * 1000:8.1f} ms", file=sys.stderr)
+        print(f"{step.tag:<30} {elapsed * 1000:8.1f} ms", file=sys.stderr)
         for line in step.notes:
             print(f"      {line}", file=sys.stderr)
         if verbosity >= 2:
