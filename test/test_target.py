@@ -128,3 +128,19 @@ def test_every_target_compiles_nvrtc_clean(arch) -> None:
     assert ("cp.async" in text) == target_for(arch).cp_async
     compiled = compile_kernels(sources, arch=arch, cache=False)
     assert compiled.resources and not any(r.spills for r in compiled.resources.values())
+
+
+def test_run_refuses_an_arch_newer_than_the_gpu(monkeypatch, capsys) -> None:
+    """On an H200 (sm_90) a program planned for sm_120 would not load: run says so before
+    any work; an older arch runs there (compiled for the GPU present)."""
+    from deplodock.backends.cuda import driver
+
+    monkeypatch.setattr(driver, "gpu_available", lambda: True)
+    monkeypatch.setattr(driver, "current_arch", lambda device=None: "sm_90")
+    assert main(["run", "-c", "torch.relu(torch.randn(8))", "--target", "sm_120"]) == 1
+    err = capsys.readouterr().err
+    assert "--arch sm_120 is newer than this machine's GPU (sm_90)" in err
+    assert "Traceback" not in err
+    from deplodock.cli import _check_gpu_runs
+
+    _check_gpu_runs("sm_80")  # no error: planned for sm_80, compiled for sm_90

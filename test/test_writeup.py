@@ -124,18 +124,6 @@ def test_stage_inputs_stages_x_past_l2(tmp_path: Path) -> None:
     assert sum("loop.load %x_b[" in r for r in removed) == 2, out
 
 
-def test_verbose_lists_the_markers_names(tmp_path: Path) -> None:
-    """-v (stderr) lists every pass by the name its -vv markers carry, in run order."""
-    done = _sh(STAGE_INPUTS.replace(" \\\n  | awk '/^>>> t:007/,/^<<< t:007/'", ""), tmp_path)
-    out = _ok(done)
-    markers = re.findall(r"^>>> (\S+)$", out, re.M)
-    assert markers == re.findall(r"^<<< (\S+)$", out, re.M)
-    listed = [line.split()[0] for line in done.stderr.splitlines() if re.match(r"\S+:\d{3}_", line)]
-    assert listed == markers
-    assert markers[:4] == ["ten:001_decompose", "l:001_lift-to-loop", "l:002_fuse", "t:001_tileify"]
-    assert markers.index("t:007_stage-inputs") > markers.index("t:005_blockify-launch")
-
-
 def test_tile_passes_keep_the_write_ups_numbers() -> None:
     """The numbers are stable and unique in each level; the tile passes the write-up names
     keep its numbers; fill-k-loop has double_buffer's (10); 11, 13 and 15 (tma_copy,

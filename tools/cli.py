@@ -100,7 +100,15 @@ def _parser() -> argparse.ArgumentParser:
             help=f"the CUDA architecture to compile for: {', '.join(TARGETS)} (default "
             f"{DEFAULT_ARCH}); the schedules follow its SM count, shared memory and features",
         )
-        sub.add_argument("-v", "--verbose", action="count", default=0)
+        sub.add_argument(
+            "-v",
+            "--verbose",
+            action="count",
+            default=0,
+            help="list the passes as they run, by tag (t:007_stage-inputs: the tile level's "
+            "pass 7) and time (stderr); -vv: also each pass's diff between '>>> TAG' and "
+            "'<<< TAG' lines (stdout)",
+        )
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
         model = sub.add_argument_group("models")
         model.add_argument("--layers", type=int, help="keep the first N decoder layers")
@@ -842,7 +850,8 @@ def expression_rtol(module) -> float:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """What can be checked before any work: the arch and the output path."""
+    """What can be checked before any work: the arch (and, for a command that runs the
+    program, that this machine's GPU is not older than it) and the output path."""
     from deplodock.target import UnknownTarget, target_for
 
     arch = getattr(args, "arch", None)
@@ -851,7 +860,27 @@ def _check_options(args: argparse.Namespace) -> None:
             target_for(arch)
     except UnknownTarget as e:
         raise UserInputError(str(e)) from None
+    if arch is not None and args.command in ("run", "bench"):
+        _check_gpu_runs(arch)
     check_output_path(getattr(args, "output", None))
+
+
+def _check_gpu_runs(arch: str) -> None:
+    """A program planned for ``arch`` runs on a GPU of that arch or a newer one (it is
+    compiled for the GPU present: ``runtime.binary_arch``), not on an older one: on the
+    H200, ``--target sm_120`` is refused here rather than failing to load its cubin."""
+    from deplodock.backends.cuda import driver
+    from deplodock.target import target_for
+
+    if not driver.gpu_available():
+        return  # compile only: any arch
+    present = driver.current_arch()
+    if target_for(arch).sm > target_for(present).sm:
+        raise UserInputError(
+            f"--arch {arch} is newer than this machine's GPU ({present}): code planned for "
+            f"{arch} does not run here; run for {present} or an older arch, or compile only "
+            f"(deplodock compile ... --arch {arch})"
+        )
 
 
 def _reproduce(args: argparse.Namespace) -> Callable[[PassError], str]:

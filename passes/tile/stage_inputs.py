@@ -23,7 +23,10 @@ all of (``block_footprint``: RoPE's blocks of 16 rows of a head must not copy th
 128) and the kernel's slabs within ``max_bytes`` (48 KB by default: the most a block may
 hold in static ``__shared__`` arrays, and a slab larger than that costs occupancy a
 memory-bound kernel needs). A row too long for the budget is read from global memory
-each time (there is no chunked schedule yet).
+each time (there is no chunked schedule yet). ``_decide`` takes that decision for one
+input; ``unstaged`` gives, after the pass, each input a block re-reads that it left in
+global memory with the reason, which ``deplodock -v`` prints as the pass's notes (the
+write-up's RMSNorm, 256 KB: "its 256 KB stay in L2 between the reads").
 
 A matmul chunked by ``chunk-matmul-k`` gets a slab of each shared operand per K chunk
 instead (``StageKChunks`` in ``stage_k_chunks.py``); the two rules never meet, because a
