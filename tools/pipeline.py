@@ -1,15 +1,16 @@
 """The lowering pipeline: which passes take a program from one level to the next.
 
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
-          ──tileify, split-matmul-k, register-tile, chunk-matmul-k, chunk-reduce,
-            cooperative-reduce, vectorize, blockify-launch, permute-register-tile,
-            stage-inputs, pad-smem, fill-k-loop, split-inner-for-swizzle,
-            mark-unroll──▶ tile
+          ──tileify, collapse-reduce, split-matmul-k, register-tile, chunk-matmul-k,
+            chunk-reduce, cooperative-reduce, vectorize, blockify-launch,
+            permute-register-tile, stage-inputs, pad-smem, fill-k-loop,
+            split-inner-for-swizzle, mark-unroll──▶ tile
           ──materialize──▶ kernel
           ──emit──▶ cuda
 
 ``lower(module, to=...)`` runs the passes in order, verifying after each, and reports each
-step to an observer so the CLI can list passes (``-v``) or print a diff per pass (``-vv``).
+step to an observer so the CLI can list passes (``-v``) or print a diff per pass (``-vv``),
+each named by its tag (``PassStep.tag``: ``t:007_stage-inputs``, the tile level's pass 7).
 Unobserved, the passes from tileify to materialize, which rewrite each kernel on its own,
 run on one kernel of each structure, copied to the others under their names
 (``deplodock.lower_memo``: a whole model's decoder layers are lowered once).

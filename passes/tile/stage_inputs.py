@@ -192,7 +192,10 @@ def _decide(
                 f"{_bytes(min_source_bytes)} is not staged; stage-inputs{{min_source_bytes=0}} "
                 "stages any)"
             )
-        return f"its {_bytes(size)} slab would take the kernel's slabs past {_bytes(max_bytes)}"
+        return (
+            f"a slab of what a block may read of it, {_bytes(size)}, would take the "
+            f"kernel's slabs past {_bytes(max_bytes)}"
+        )
     if block_footprint(loads, kernel, lead) < slab.element_count():
         # the block reads only part of the slab: copying it all costs more
         return "each block reads only part of the slab"
