@@ -149,7 +149,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "1e-5 elementwise, 1e-4 matmul, 2e-3 decoder layers)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the random inputs")
-    parser.add_argument("--arch", default="sm_90", help="CUDA architecture (default sm_90)")
+    parser.add_argument(
+        "--arch",
+        "--target",
+        dest="arch",
+        default="sm_90",
+        metavar="ARCH",
+        help="CUDA architecture (default sm_90)",
+    )
     parser.add_argument(
         "--no-copy",
         action="store_true",

@@ -1,8 +1,9 @@
 """Every pass of the project, by the name `deplo-opt -p` and `deplodock -v` use.
 
 One module per pass, grouped by the level it rewrites. ``PIPELINE`` is the only place
-that lists them, in the order ``deplodock.pipeline.lower`` runs them, so the CLI, the API,
-deplo-opt, the torch.compile backend and the pipeline agree on names and order.
+that lists them, in the order ``deplodock.pipeline.lower`` runs them, each with its number
+within its level (``pass_tag``: ``t:007_stage-inputs``), so the CLI, the API, deplo-opt,
+the torch.compile backend and the pipeline agree on names, numbers and order.
 """
 
 from collections.abc import Callable
@@ -10,40 +11,72 @@ from importlib import import_module
 
 from xdsl.passes import ModulePass
 
-# The pipeline, in order: (the level a pass helps produce, its name, "module:ClassName").
-# Passes are imported on first use, so start-up stays fast.
-PIPELINE: tuple[tuple[str, str, str], ...] = (
-    ("tensor", "decompose", "deplodock.passes.torch.decompose:Decompose"),
-    ("loop", "lift-to-loop", "deplodock.passes.tensor.lift_to_loop:LiftToLoop"),
-    ("loop", "fuse", "deplodock.passes.loop.fuse:Fuse"),
-    ("loop", "online-softmax", "deplodock.passes.loop.online_softmax:OnlineSoftmax"),
-    ("tile", "tileify", "deplodock.passes.tile.tileify:Tileify"),
-    ("tile", "collapse-reduce", "deplodock.passes.tile.collapse_reduce:CollapseReduce"),
-    ("tile", "split-matmul-k", "deplodock.passes.tile.split_matmul_k:SplitMatmulK"),
-    ("tile", "register-tile", "deplodock.passes.tile.register_tile:RegisterTile"),
-    ("tile", "chunk-matmul-k", "deplodock.passes.tile.chunk_matmul_k:ChunkMatmulK"),
-    ("tile", "chunk-reduce", "deplodock.passes.tile.chunk_reduce:ChunkReduce"),
-    ("tile", "cooperative-reduce", "deplodock.passes.tile.cooperative_reduce:CooperativeReduce"),
-    ("tile", "vectorize", "deplodock.passes.tile.vectorize:Vectorize"),
-    ("tile", "blockify-launch", "deplodock.passes.tile.blockify_launch:BlockifyLaunch"),
+# The pipeline, in order: (the level a pass helps produce, the pass's number within that
+# level, its name, "module:ClassName"). Passes are imported on first use, so start-up stays
+# fast. The numbers name a pass in the per-pass markers of ``deplodock -vv`` (``>>> t:007_
+# stage-inputs``, ``pass_tag``) and are stable: the tile passes keep the numbers the seed's
+# write-up gave them (tileify 1, chunk-matmul-k 2, split-matmul-k 3, cooperative-reduce 4,
+# blockify-launch 5, chunk-reduce 6, stage-inputs 7, register-tile 8, permute-register-tile 9,
+# split-inner-for-swizzle 12, pad-smem 14, mark-unroll 16), though they run in another order
+# (the README's architecture section says why); fill-k-loop, which replaced double-buffer (10),
+# tma-copy (11), async-copy (13) and pipeline-k-outer (15), has the first of their numbers, the
+# other three are retired; a pass the write-up does not have is numbered after 16. A new pass
+# takes the next free number of its level; a number is never reused.
+PIPELINE: tuple[tuple[str, int, str, str], ...] = (
+    ("tensor", 1, "decompose", "deplodock.passes.torch.decompose:Decompose"),
+    ("loop", 1, "lift-to-loop", "deplodock.passes.tensor.lift_to_loop:LiftToLoop"),
+    ("loop", 2, "fuse", "deplodock.passes.loop.fuse:Fuse"),
+    ("loop", 3, "online-softmax", "deplodock.passes.loop.online_softmax:OnlineSoftmax"),
+    ("tile", 1, "tileify", "deplodock.passes.tile.tileify:Tileify"),
+    ("tile", 17, "collapse-reduce", "deplodock.passes.tile.collapse_reduce:CollapseReduce"),
+    ("tile", 3, "split-matmul-k", "deplodock.passes.tile.split_matmul_k:SplitMatmulK"),
+    ("tile", 8, "register-tile", "deplodock.passes.tile.register_tile:RegisterTile"),
+    ("tile", 2, "chunk-matmul-k", "deplodock.passes.tile.chunk_matmul_k:ChunkMatmulK"),
+    ("tile", 6, "chunk-reduce", "deplodock.passes.tile.chunk_reduce:ChunkReduce"),
     (
         "tile",
+        4,
+        "cooperative-reduce",
+        "deplodock.passes.tile.cooperative_reduce:CooperativeReduce",
+    ),
+    ("tile", 18, "vectorize", "deplodock.passes.tile.vectorize:Vectorize"),
+    ("tile", 5, "blockify-launch", "deplodock.passes.tile.blockify_launch:BlockifyLaunch"),
+    (
+        "tile",
+        9,
         "permute-register-tile",
         "deplodock.passes.tile.permute_register_tile:PermuteRegisterTile",
     ),
-    ("tile", "stage-inputs", "deplodock.passes.tile.stage_inputs:StageInputs"),
-    ("tile", "pad-smem", "deplodock.passes.tile.pad_smem:PadSmem"),
-    ("tile", "fill-k-loop", "deplodock.passes.tile.fill_k_loop:FillKLoop"),
+    ("tile", 7, "stage-inputs", "deplodock.passes.tile.stage_inputs:StageInputs"),
+    ("tile", 14, "pad-smem", "deplodock.passes.tile.pad_smem:PadSmem"),
+    ("tile", 10, "fill-k-loop", "deplodock.passes.tile.fill_k_loop:FillKLoop"),
     (
         "tile",
+        12,
         "split-inner-for-swizzle",
         "deplodock.passes.tile.split_inner_for_swizzle:SplitInnerForSwizzle",
     ),
-    ("tile", "mark-unroll", "deplodock.passes.tile.mark_unroll:MarkUnroll"),
-    ("kernel", "materialize", "deplodock.passes.kernel.materialize:Materialize"),
+    ("tile", 16, "mark-unroll", "deplodock.passes.tile.mark_unroll:MarkUnroll"),
+    ("kernel", 1, "materialize", "deplodock.passes.kernel.materialize:Materialize"),
 )
 
-_PASSES: dict[str, str] = {name: spec for _, name, spec in PIPELINE}
+# Each level's mark in a pass's tag: the first letter of its dialect (loop, tile, kernel),
+# as the write-up prints the tile level's; the tensor level's is its dialect's name, ``ten``
+# (``t`` is the tile level's).
+LEVEL_MARKS: dict[str, str] = {"tensor": "ten", "loop": "l", "tile": "t", "kernel": "k"}
+
+_TAGS: dict[str, str] = {
+    name: f"{LEVEL_MARKS[level]}:{number:03d}_{name}" for level, number, name, _ in PIPELINE
+}
+
+
+def pass_tag(name: str) -> str:
+    """The pass's name in ``-v``'s list and ``-vv``'s markers: its level's mark, its number
+    within the level and its name, ``t:007_stage-inputs``."""
+    return _TAGS[name]
+
+
+_PASSES: dict[str, str] = {name: spec for _, _, name, spec in PIPELINE}
 
 
 def _loader(spec: str) -> Callable[[], type[ModulePass]]:

@@ -511,6 +511,7 @@ def simulated_gpu(monkeypatch, restore_fp32_settings):
     import deplodock.backends.cuda.driver as driver
 
     monkeypatch.setattr(driver, "gpu_available", lambda: True)
+    monkeypatch.setattr(driver, "current_arch", lambda device=None: "sm_90")
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200 (simulated)")
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     monkeypatch.setattr(torch, "compile", lambda model, **kw: model)

@@ -633,3 +633,27 @@ def test_kernel_matches_numpy_on_gpu(name: str) -> None:
     for got, want in zip(outputs, expected, strict=True):
         np.testing.assert_allclose(got.cpu().numpy(), want, rtol=2e-5, atol=2e-5)
     assert math.isfinite(float(outputs[0].float().sum()))
+
+
+def test_stage_inputs_says_why_a_reread_input_stays_in_global_memory() -> None:
+    """``unstaged``: the notes ``-v`` prints for stage-inputs. RMSNorm's row is read twice;
+    a 256 KB input stays in L2 (not staged, and said so), one past the budget is declined
+    (said so), a staged one and the weight, read once, get no note."""
+    from pathlib import Path
+
+    from deplodock.passes.tile.stage_inputs import StageInputs, unstaged
+
+    text = (Path(__file__).parent / "filecheck/passes/stage-inputs/rms_norm.mlir").read_text()
+
+    def notes(**options) -> list[str]:
+        module = Parser(make_context(), text).parse_module()
+        pass_ = StageInputs(**options)
+        pass_.apply(make_context(), module)
+        return unstaged(module, pass_)
+
+    (l2,) = notes()
+    assert l2.startswith("k_rms_norm: x is read at 2 places a block, not staged: its 256 KB")
+    assert "stay in L2 between the reads (an input under 25 MB is not staged" in l2
+    (budget,) = notes(min_source_bytes=0, max_bytes=4096)
+    assert budget.endswith("8 KB, would take the kernel's slabs past 4 KB")
+    assert notes(min_source_bytes=0) == []

@@ -27,12 +27,14 @@ from deplodock.cli import main
 from deplodock.dialects import make_context
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
-from deplodock.pipeline import LEVELS, PASSES_TO, lower
+from deplodock.passes import pass_tag
+from deplodock.pipeline import LEVELS, PASSES_TO, lower, passes_between
 
 RMSNORM = "torch.nn.RMSNorm(2048)(torch.randn(1,32,2048))"
 SOFTMAX = "torch.nn.Softmax(dim=-1)(torch.randn(1,28,2048,2048))"
 MATMUL = "torch.relu(torch.matmul(torch.randn(16,64) + torch.randn(64), torch.randn(64,16)))"
 SEEDS = {"rmsnorm": RMSNORM, "softmax": SOFTMAX, "matmul": MATMUL}
+TAG = re.compile(r"(ten|l|t|k):\d{3}_[a-z-]+ ")  # a line of -v's list
 
 
 def _compile(expr: str, level: str, *extra: str) -> str:
@@ -83,11 +85,18 @@ def test_cuda_compiles_without_spills(seed, cuda_source) -> None:
 
 
 def test_verbose_lists_passes_and_diffs(capsys) -> None:
+    """-v (stderr) lists every pass by the tag its -vv markers (stdout) carry, in run
+    order: level mark, number within the level (``passes.PIPELINE``), name."""
     assert main(["compile", "-c", RMSNORM, "--ir", "kernel", "-vv"]) == 0
     captured = capsys.readouterr()
-    for name in ("decompose", "lift-to-loop", "fuse", "tileify", "materialize"):
-        assert name in captured.err
-    assert ">>> 001_decompose" in captured.out and "<<< 001_decompose" in captured.out
+    markers = re.findall(r"^>>> (\S+)$", captured.out, re.M)
+    assert markers == re.findall(r"^<<< (\S+)$", captured.out, re.M)
+    listed = [line.split()[0] for line in captured.err.splitlines() if TAG.match(line)]
+    assert listed == markers
+    assert markers == [pass_tag(name) for name in passes_between("torch", "kernel")]
+    assert markers[:3] == ["ten:001_decompose", "l:001_lift-to-loop", "l:002_fuse"]
+    assert markers[3:5] == ["l:003_online-softmax", "t:001_tileify"]
+    assert markers[-1] == "k:001_materialize" and "t:007_stage-inputs" in markers
 
 
 def test_deplo_opt_runs_remaining_passes(tmp_path: Path, cuda_source, seed) -> None:

@@ -37,14 +37,46 @@ def _lowered(arch: str, to: str = "kernel"):
 
 
 def test_an_unknown_arch_is_an_error_naming_the_known_ones() -> None:
-    with pytest.raises(UnknownTarget, match="sm_75, sm_80, sm_86, sm_89, sm_90"):
-        target_for("sm_100")
+    """sm_103 (B300) is one NVRTC 13 knows and deplodock has no numbers for."""
+    known = "sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, sm_120"
+    with pytest.raises(UnknownTarget, match=known):
+        target_for("sm_103")
     assert target_for(None) is TARGETS["sm_90"]
 
 
 def test_the_cli_refuses_an_unknown_arch(capsys) -> None:
     assert main(["compile", "-c", "torch.relu(torch.randn(8))", "--arch", "sm_61"]) == 1
     assert "unknown CUDA architecture 'sm_61'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["compile", "run"])
+def test_target_is_arch_and_refused_alike(command, capsys, monkeypatch) -> None:
+    """``--target`` (the write-up's spelling) is ``--arch``: an unknown one is refused
+    before any work (the expression is never evaluated), a known one reaches the passes."""
+    import deplodock.frontends.expression as expression
+
+    def never(*_):
+        raise AssertionError("the program was captured before the arch was checked")
+
+    monkeypatch.setattr(expression, "capture_expression", never)
+    assert main([command, "-c", "torch.relu(torch.randn(8))", "--target", "sm_103"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown CUDA architecture 'sm_103'" in err and "Traceback" not in err
+    monkeypatch.undo()
+    program = ["compile", "-c", "torch.relu(torch.randn(8))", "--ir", "cuda", "--resources"]
+    assert main([*program, "--target", "sm_120"]) == 0
+    assert "deplodock resources (sm_120, NVRTC)" in capsys.readouterr().err
+
+
+def test_every_arch_nvrtc_knows_and_deplodock_describes_is_a_datasheet_part() -> None:
+    """Each target names the part its numbers are from; the new ones have the features of
+    their arch: TMA on sm_100 and sm_120, wgmma on sm_90a alone."""
+    b200, rtx5090, orin = (target_for(a) for a in ("sm_100", "sm_120", "sm_87"))
+    assert "B200" in b200.part and "5090" in rtx5090.part and "Orin" in orin.part
+    assert b200.tma and rtx5090.tma and not orin.tma and orin.cp_async
+    assert not b200.wgmma and not rtx5090.wgmma
+    assert rtx5090.sm_count == 170 and rtx5090.shared_bytes == 99 * 1024
+    assert rtx5090.l2_bytes == 96 << 20 and b200.shared_bytes == 227 * 1024
 
 
 def test_a_pass_option_names_an_unknown_arch(tmp_path) -> None:
@@ -64,6 +96,9 @@ def test_features_follow_the_arch() -> None:
     assert not t75.cp_async and t80.cp_async and not t80.tma and t90.tma
     assert t90a.wgmma and not t90.wgmma
     assert t75.shared_bytes < t80.shared_bytes < t90.shared_bytes
+    t100, t120 = target_for("sm_100"), target_for("sm_120")
+    assert t100.cp_async and t100.tma and t120.cp_async and t120.tma
+    assert not t100.wgmma and not t120.wgmma
 
 
 def test_the_matmul_plan_follows_the_sm_count() -> None:
@@ -93,3 +128,19 @@ def test_every_target_compiles_nvrtc_clean(arch) -> None:
     assert ("cp.async" in text) == target_for(arch).cp_async
     compiled = compile_kernels(sources, arch=arch, cache=False)
     assert compiled.resources and not any(r.spills for r in compiled.resources.values())
+
+
+def test_run_refuses_an_arch_newer_than_the_gpu(monkeypatch, capsys) -> None:
+    """On an H200 (sm_90) a program planned for sm_120 would not load: run says so before
+    any work; an older arch runs there (compiled for the GPU present)."""
+    from deplodock.backends.cuda import driver
+
+    monkeypatch.setattr(driver, "gpu_available", lambda: True)
+    monkeypatch.setattr(driver, "current_arch", lambda device=None: "sm_90")
+    assert main(["run", "-c", "torch.relu(torch.randn(8))", "--target", "sm_120"]) == 1
+    err = capsys.readouterr().err
+    assert "--arch sm_120 is newer than this machine's GPU (sm_90)" in err
+    assert "Traceback" not in err
+    from deplodock.cli import _check_gpu_runs
+
+    _check_gpu_runs("sm_80")  # no error: planned for sm_80, compiled for sm_90

@@ -24,6 +24,7 @@ from deplodock.dialects.interpreters.kernel import (
     SharedMemoryRace,
 )
 from deplodock.dialects.interpreters.run import run_forward
+from deplodock.target import TARGETS
 
 # Column sums of x[128, 64]: chunk k (16 rows) lands in buffer k % 2 by one TMA copy,
 # issued one chunk ahead by thread 0; every thread waits on the chunk's barrier with the
@@ -176,26 +177,31 @@ def test_an_uninitialised_barrier_is_caught() -> None:
 # --- CUDA ------------------------------------------------------------------------------------
 
 
-def _compile(source: str):
+def _compile(source: str, arch: str = "sm_90"):
     try:
         from deplodock.backends.cuda.nvrtc import compile_cuda
     except Exception as error:  # the NVRTC wheel is missing on this machine
         pytest.skip(f"the CUDA backend's NVRTC is not importable here: {error}")
-    return compile_cuda(source, arch="sm_90")
+    return compile_cuda(source, arch=arch)
 
 
-def _no_spills(compiled) -> None:
+def _no_spills(compiled, stack_bytes: int = 0) -> None:
     for name, resources in compiled.resources.items():
         assert resources.spill_stores == 0 and resources.spill_loads == 0, (name, resources)
-        assert resources.local_bytes == 0, (name, resources)
+        assert resources.local_bytes <= stack_bytes, (name, resources)
 
 
-def test_the_pipeline_compiles_for_sm90_without_spills() -> None:
+@pytest.mark.parametrize("arch", [a for a, t in TARGETS.items() if t.tma])
+def test_the_pipeline_compiles_for_every_tma_target_without_spills(arch: str) -> None:
+    """sm_90's TMA copies and mbarriers are in every later arch (sm_100, sm_120 too).
+    sm_120's ptxas (NVRTC 13.5) keeps an 8-byte stack frame for the copy's
+    ``.shared::cluster`` destination (no spill; a ``.shared::cta`` one, PTX 8.6, has none:
+    the emitter keeps the form that ran on the H200)."""
     source = emit_cuda(Parser(make_context(), PIPELINE).parse_module())
     assert "const __grid_constant__ TmaDescriptor xb_tmap" in source
     assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile" in source
     assert "__shared__ __align__(128) float x_smem[2048];" in source
-    _no_spills(_compile(source))
+    _no_spills(_compile(source, arch), stack_bytes=8 if arch == "sm_120" else 0)
 
 
 # --- the runtime: tensor maps in the plan, the program cache and the launch ------------------

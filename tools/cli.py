@@ -18,13 +18,15 @@ the loop level on, per kernel the torch ops it covers, its minimum HBM reads and
 its FLOPs, with totals against eager PyTorch (one kernel per torch op; views free). With
 ``-v`` each kernel's torch ops are listed one per line with their source lines.
 
-``-v`` lists the passes as they run (on stderr); ``-vv`` prints each pass's diff of the
-IR between ``>>> NNN_pass`` and ``<<< NNN_pass`` lines (on stdout, so
-``awk '/^>>> 007/,/^<<< 007/'`` extracts one). Exit statuses (``deplodock.boundary``):
-0 done; 1 bad input (a message with its place, never a traceback), or ``run`` found a
-mismatch with PyTorch; 2 ``run`` has no GPU to run on; 3 an internal compiler error (the
-pass, the op and a saved reproducer are named); 130 interrupted. DEPLODOCK_TRACEBACK=1
-shows the traceback.
+``-v`` lists the passes as they run (on stderr), each by its tag: its level's mark (``ten``,
+``l``, ``t``, ``k``), its number within the level and its name, ``t:007_stage-inputs``
+(``deplodock.passes.PIPELINE``); ``-vv`` also prints each pass's diff of the IR between
+``>>> t:007_stage-inputs`` and ``<<< t:007_stage-inputs`` lines (on stdout, so
+``awk '/^>>> t:007/,/^<<< t:007/'`` extracts one), its notes first. Exit statuses
+(``deplodock.boundary``): 0 done; 1 bad input (a message with its place, never a
+traceback), or ``run`` found a mismatch with PyTorch; 2 ``run`` has no GPU to run on; 3 an
+internal compiler error (the pass, the op and a saved reproducer are named); 130
+interrupted. DEPLODOCK_TRACEBACK=1 shows the traceback.
 
 ``run MODEL`` (``_run_model``) compiles the whole causal LM (or ``--part layer``), runs it
 on the GPU, compares its logits with the transformers model in eager PyTorch (default
@@ -69,6 +71,7 @@ from deplodock.kernel_stats import (
     program_stats,
 )
 from deplodock.pipeline import LEVELS, PassStep, level_of, lower, passes_between
+from deplodock.target import DEFAULT_ARCH, TARGETS
 
 EXIT_MISMATCH = EXIT_USER_ERROR  # run: deplodock's answer differs from PyTorch's
 
@@ -90,11 +93,22 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("-c", "--code", help="a PyTorch expression, e.g. 'torch.relu(...)'")
         sub.add_argument(
             "--arch",
-            default="sm_90",
-            help="CUDA architecture: sm_75, sm_80, sm_86, sm_89, sm_90 or sm_90a (default "
-            "sm_90); the schedules follow its SM count, shared memory and features",
+            "--target",
+            dest="arch",
+            default=DEFAULT_ARCH,
+            metavar="ARCH",
+            help=f"the CUDA architecture to compile for: {', '.join(TARGETS)} (default "
+            f"{DEFAULT_ARCH}); the schedules follow its SM count, shared memory and features",
         )
-        sub.add_argument("-v", "--verbose", action="count", default=0)
+        sub.add_argument(
+            "-v",
+            "--verbose",
+            action="count",
+            default=0,
+            help="list the passes as they run, by tag (t:007_stage-inputs: the tile level's "
+            "pass 7) and time (stderr); -vv: also each pass's diff between '>>> TAG' and "
+            "'<<< TAG' lines (stdout)",
+        )
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
         model = sub.add_argument_group("models")
         model.add_argument("--layers", type=int, help="keep the first N decoder layers")
@@ -329,7 +343,7 @@ def _observer(verbosity: int):
     def report(step: PassStep) -> None:
         nonlocal started
         elapsed = time.perf_counter() - started
-        print(f"[{step.index:03d}] {step.name:<20} {elapsed * 1000:8.1f} ms", file=sys.stderr)
+        print(f"{step.tag:<30} {elapsed * 1000:8.1f} ms", file=sys.stderr)
         for line in step.notes:
             print(f"      {line}", file=sys.stderr)
         if verbosity >= 2:
@@ -862,7 +876,8 @@ def expression_rtol(module) -> float:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """What can be checked before any work: the arch and the output path."""
+    """What can be checked before any work: the arch (and, for a command that runs the
+    program, that this machine's GPU is not older than it) and the output path."""
     from deplodock.target import UnknownTarget, target_for
 
     arch = getattr(args, "arch", None)
@@ -871,7 +886,27 @@ def _check_options(args: argparse.Namespace) -> None:
             target_for(arch)
     except UnknownTarget as e:
         raise UserInputError(str(e)) from None
+    if arch is not None and args.command in ("run", "bench"):
+        _check_gpu_runs(arch)
     check_output_path(getattr(args, "output", None))
+
+
+def _check_gpu_runs(arch: str) -> None:
+    """A program planned for ``arch`` runs on a GPU of that arch or a newer one (it is
+    compiled for the GPU present: ``runtime.binary_arch``), not on an older one: on the
+    H200, ``--target sm_120`` is refused here rather than failing to load its cubin."""
+    from deplodock.backends.cuda import driver
+    from deplodock.target import target_for
+
+    if not driver.gpu_available():
+        return  # compile only: any arch
+    present = driver.current_arch()
+    if target_for(arch).sm > target_for(present).sm:
+        raise UserInputError(
+            f"--arch {arch} is newer than this machine's GPU ({present}): code planned for "
+            f"{arch} does not run here; run for {present} or an older arch, or compile only "
+            f"(deplodock compile ... --arch {arch})"
+        )
 
 
 def _reproduce(args: argparse.Namespace) -> Callable[[PassError], str]:

@@ -47,7 +47,7 @@ from deplodock.dialects import project_dialects
 from deplodock.errors import UserInputError
 from deplodock.passes import all_passes
 from deplodock.pipeline import decides_from_hardware
-from deplodock.target import DEFAULT_ARCH, UnknownTarget, target_for
+from deplodock.target import DEFAULT_ARCH, TARGETS, UnknownTarget, target_for
 
 __all__ = ["DeploOptMain", "format_parse_error", "main"]
 
@@ -91,8 +91,9 @@ class DeploOptMain(xDSLOptMain):
             "--arch",
             default=None,
             help="the target of every pass that decides from the hardware "
-            "(deplodock.target: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a); a pass's own "
-            "{arch=..} other than the default sm_90 wins",
+            f"(deplodock.target: {', '.join(TARGETS)}); a pass's own "
+            "{arch=..} other than the default sm_90 wins (-t/--target is xdsl-opt's output "
+            "format: -t cuda)",
         )
 
     def _for_arch(self, pass_):

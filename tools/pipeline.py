@@ -1,15 +1,16 @@
 """The lowering pipeline: which passes take a program from one level to the next.
 
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
-          ──tileify, split-matmul-k, register-tile, chunk-matmul-k, chunk-reduce,
-            cooperative-reduce, vectorize, blockify-launch, permute-register-tile,
-            stage-inputs, pad-smem, fill-k-loop, split-inner-for-swizzle,
-            mark-unroll──▶ tile
+          ──tileify, collapse-reduce, split-matmul-k, register-tile, chunk-matmul-k,
+            chunk-reduce, cooperative-reduce, vectorize, blockify-launch,
+            permute-register-tile, stage-inputs, pad-smem, fill-k-loop,
+            split-inner-for-swizzle, mark-unroll──▶ tile
           ──materialize──▶ kernel
           ──emit──▶ cuda
 
 ``lower(module, to=...)`` runs the passes in order, verifying after each, and reports each
-step to an observer so the CLI can list passes (``-v``) or print a diff per pass (``-vv``).
+step to an observer so the CLI can list passes (``-v``) or print a diff per pass (``-vv``),
+each named by its tag (``PassStep.tag``: ``t:007_stage-inputs``, the tile level's pass 7).
 Unobserved, the passes from tileify to materialize, which rewrite each kernel on its own,
 run on one kernel of each structure, copied to the others under their names
 (``deplodock.lower_memo``: a whole model's decoder layers are lowered once).
@@ -31,14 +32,14 @@ from xdsl.passes import ModulePass
 from deplodock.boundary import PassError, apply_pass, culprit
 from deplodock.dialects import make_context
 from deplodock.lower_memo import lower_each_kernel_once, memo_enabled
-from deplodock.passes import PIPELINE, get_pass
+from deplodock.passes import PIPELINE, get_pass, pass_tag
 
 LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
 
 # The passes that produce each level from the one before it, in order (the one table:
 # ``deplodock.passes.PIPELINE``).
 PASSES_TO: dict[str, tuple[str, ...]] = {
-    level: tuple(name for at, name, _ in PIPELINE if at == level) for level in LEVELS[1:-1]
+    level: tuple(name for at, _, name, _ in PIPELINE if at == level) for level in LEVELS[1:-1]
 }
 
 
@@ -83,9 +84,10 @@ def passes_between(start: str, stop: str) -> list[str]:
 
 @dataclass(frozen=True)
 class PassStep:
-    """What an observer hears after each pass: its number, name, and the IR around it."""
+    """What an observer hears after each pass: its place in the run, name, and the IR
+    around it."""
 
-    index: int
+    index: int  # 1 for the first pass of the whole pipeline (decompose), in run order
     name: str
     before: str
     after: str
@@ -94,10 +96,14 @@ class PassStep:
 
     @property
     def tag(self) -> str:
-        return f"{self.index:03d}_{self.name}"
+        """``t:007_stage-inputs``: the pass's level, its number within the level
+        (``deplodock.passes.PIPELINE``) and its name."""
+        return pass_tag(self.name)
 
     def diff(self) -> str:
-        """The unified diff of this pass between ``>>> NNN_name`` / ``<<< NNN_name`` lines."""
+        """The unified diff of this pass between ``>>> t:007_stage-inputs`` /
+        ``<<< t:007_stage-inputs`` lines, its notes first (``# ...``), so that
+        ``awk '/^>>> t:007/,/^<<< t:007/'`` shows what the pass did, or why it did nothing."""
         lines = difflib.unified_diff(
             self.before.splitlines(keepends=True),
             self.after.splitlines(keepends=True),
@@ -107,7 +113,8 @@ class PassStep:
         body = "".join(lines) or "(no change)\n"
         if not body.endswith("\n"):
             body += "\n"
-        return f">>> {self.tag}\n{body}<<< {self.tag}\n"
+        notes = "".join(f"# {note}\n" for note in self.notes)
+        return f">>> {self.tag}\n{notes}{body}<<< {self.tag}\n"
 
 
 Observer = Callable[[PassStep], None]
@@ -156,7 +163,8 @@ def lower(
             if progress and name != hold:
                 progress(name, True)
             if observer:
-                observer(PassStep(index, name, before, str(target), _notes(name, target), target))
+                notes = _notes(pass_, target)
+                observer(PassStep(index, name, before, str(target), notes, target))
 
     names = passes_between(start, to)
     if until is not None:
@@ -244,12 +252,17 @@ class Verifier:
                     self.seen.add(op)
 
 
-def _notes(name: str, module: ModuleOp) -> tuple[str, ...]:
-    """Decisions a pass left on the IR that a user asked to see with -v."""
-    if name == "fuse":
+def _notes(pass_: ModulePass, module: ModuleOp) -> tuple[str, ...]:
+    """Decisions a pass left on the IR that a user asked to see with -v: the fusions
+    ``fuse`` refused, the inputs ``stage-inputs`` left in global memory (and why)."""
+    if pass_.name == "fuse":
         from deplodock.passes.loop.fuse import refusals
 
         return tuple(refusals(module))
+    if pass_.name == "stage-inputs":
+        from deplodock.passes.tile.stage_inputs import unstaged
+
+        return tuple(unstaged(module, pass_))
     return ()
 
 

@@ -9,11 +9,23 @@ error, not a silent sm_90 schedule.
 
 The numbers: the sm_90 entry is the H200 this project is measured on (132 SMs; cuBLAS's
 fp32 GEMM at 51 TFLOP/s and a 4.25 TB/s copy, measured); the others are one common part
-of each architecture, from its datasheet (SM count, fp32 peak, memory bandwidth) and
+of each architecture, from its datasheet (SM count, fp32 peak, memory bandwidth, L2) and
 CUDA's per-architecture limits (shared memory a block may opt in to). Their schedules
 follow from those numbers and their features; only sm_90 code has run (on the H200). An
 sm_80 cubin does not load on sm_90 (a cubin runs within its major version): running sm_80's
 schedules on the H200 needs their PTX (``compute_80``) compiled there by the driver.
+
+The architectures are those NVRTC 13 compiles for that have a part to take numbers from:
+sm_75 T4, sm_80 A100, sm_86 A10, sm_87 Jetson AGX Orin, sm_89 L4, sm_90 H200 (and sm_90a,
+the same with ``wgmma``), sm_100 B200, sm_120 GeForce RTX 5090 (the write-up's GPU). NVRTC
+13 also knows sm_88, sm_103 (B300), sm_107, sm_110 (Jetson Thor) and sm_121 (DGX Spark);
+they have no entry yet (no datasheet this project has checked gives every number), so
+``--arch`` refuses them before any work, and a GPU of one of them is described from the
+device when it is the one present (``backends.cuda.driver.device_target``). The features
+are derived from the arch: ``cp.async`` from sm_80, TMA and transaction-count mbarriers
+from sm_90 (sm_100 and sm_120 included: the copies the schedules use are sm_90's PTX),
+``wgmma`` on sm_90a only (sm_100's tensor-core MMA is ``tcgen05`` of sm_100a, sm_120 has
+neither); ``mma`` lists the element types of ``mma.sync`` (f8 from sm_89).
 
 This module imports nothing of deplodock's: every level may use it.
 """
@@ -111,6 +123,16 @@ TARGETS: dict[str, Target] = {
             l2_bytes=6 << 20,
         ),
         Target(
+            "sm_87",
+            "NVIDIA Jetson AGX Orin 64 GB",
+            16,
+            163 * 1024,
+            5.3e12,
+            204.8e9,
+            mma=("f16", "bf16", "tf32"),
+            l2_bytes=4 << 20,
+        ),
+        Target(
             "sm_89",
             "NVIDIA L4",
             58,
@@ -122,6 +144,26 @@ TARGETS: dict[str, Target] = {
         ),
         _H200,
         dataclasses.replace(_H200, arch="sm_90a"),
+        Target(
+            "sm_100",
+            "NVIDIA B200 (HGX, 1000 W)",
+            148,
+            227 * 1024,
+            80e12,
+            8e12,
+            mma=("f16", "bf16", "tf32", "f8"),
+            l2_bytes=126 << 20,
+        ),
+        Target(
+            "sm_120",
+            "NVIDIA GeForce RTX 5090",
+            170,
+            99 * 1024,
+            104.8e12,
+            1.792e12,
+            mma=("f16", "bf16", "tf32", "f8"),
+            l2_bytes=96 << 20,
+        ),
     )
 }
 
@@ -138,7 +180,7 @@ def target_for(arch: str | None = None) -> Target:
     if arch not in TARGETS:
         raise UnknownTarget(
             f"unknown CUDA architecture {arch!r}: deplodock has targets for "
-            f"{', '.join(TARGETS)} (sm_90 is the H100/H200)"
+            f"{', '.join(TARGETS)} (sm_90 is the H100/H200, sm_120 the RTX 5090)"
         )
     return TARGETS[arch]
 

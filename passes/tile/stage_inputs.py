@@ -23,7 +23,10 @@ all of (``block_footprint``: RoPE's blocks of 16 rows of a head must not copy th
 128) and the kernel's slabs within ``max_bytes`` (48 KB by default: the most a block may
 hold in static ``__shared__`` arrays, and a slab larger than that costs occupancy a
 memory-bound kernel needs). A row too long for the budget is read from global memory
-each time (there is no chunked schedule yet).
+each time (there is no chunked schedule yet). ``_decide`` takes that decision for one
+input; ``unstaged`` gives, after the pass, each input a block re-reads that it left in
+global memory with the reason, which ``deplodock -v`` prints as the pass's notes (the
+write-up's RMSNorm, 256 KB: "its 256 KB stay in L2 between the reads").
 
 A matmul chunked by ``chunk-matmul-k`` gets a slab of each shared operand per K chunk
 instead (``StageKChunks`` in ``stage_k_chunks.py``); the two rules never meet, because a
@@ -139,6 +142,82 @@ def _slab_name(buffer: SSAValue) -> str:
     return f"{hint.removesuffix('_b')}_smem"
 
 
+@dataclass(frozen=True)
+class _Slab:
+    """What staging one input buffer takes: its loads, the leading dimensions that are the
+    origin, the slab's type and bytes, and the origin as a map over the first load's
+    indices."""
+
+    loads: list[loop.LoadOp]
+    lead: int
+    type: MemRefType
+    size: int
+    origin: AffineMap
+
+
+def _decide(
+    buffer: SSAValue,
+    kernel: tile.KernelOp,
+    used: int,
+    max_bytes: int,
+    min_reads: int,
+    min_source_bytes: int,
+) -> _Slab | str | None:
+    """The slab to stage ``buffer`` in, or why it is not staged although each block reads
+    it more than once (a sentence for ``-v``), or None when it is no candidate (read once,
+    already staged, used by something other than loads, the same elements everywhere)."""
+    uses = [u.operation for u in buffer.uses]
+    loads = [u for u in uses if isinstance(u, loop.LoadOp)]
+    if not loads or len(loads) != len(uses):
+        return None  # already staged, or used by something other than loads
+    reread = len(loads) >= min_reads
+    if any(load.is_guarded for load in loads):
+        # an edge tile's loads may leave the rows a whole-row slab holds
+        return "an edge tile's loads may leave the rows a slab holds" if reread else None
+    lead = _origin_rank(loads, kernel)
+    type_ = buffer.type
+    assert isinstance(type_, MemRefType)
+    shape = type_.get_shape()
+    if lead == len(shape):
+        return None  # the same elements everywhere: registers, not a slab
+    slab = MemRefType(type_.element_type, shape[lead:])
+    size = tile.memref_bytes(slab)
+    source = tile.memref_bytes(type_)
+    if not stage_pays(len(loads), size, used, source, max_bytes, min_reads, min_source_bytes):
+        if not reread:
+            return None
+        if source < min_source_bytes:
+            return (
+                f"its {_bytes(source)} stay in L2 between the reads (an input under "
+                f"{_bytes(min_source_bytes)} is not staged; stage-inputs{{min_source_bytes=0}} "
+                "stages any)"
+            )
+        return (
+            f"a slab of what a block may read of it, {_bytes(size)}, would take the "
+            f"kernel's slabs past {_bytes(max_bytes)}"
+        )
+    if block_footprint(loads, kernel, lead) < slab.element_count():
+        # the block reads only part of the slab: copying it all costs more
+        return "each block reads only part of the slab"
+    first = loads[0]
+    origin = [*first.map.data.results[:lead]] + [AffineExpr.constant(0)] * (len(shape) - lead)
+    ranges = value_ranges(first.indices)
+    bounds = [expr_range(e, ranges) for e in origin[:lead]]
+    if any(b is None or b[0] < 0 or b[1] >= n for b, n in zip(bounds, shape, strict=False)):
+        # an origin not provably inside the buffer (a guarded overshoot)
+        return "the slab's origin is not provably inside the buffer"
+    origin_map = AffineMap(first.map.data.num_dims, 0, tuple(origin))
+    return _Slab(loads, lead, slab, size, origin_map)
+
+
+def _bytes(n: int) -> str:
+    """A size as people write it: 256 KB, 25 MB."""
+    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"
+
+
 class StageReusedInputs(RewritePattern):
     def __init__(self, max_bytes: int, min_reads: int, min_source_bytes: int):
         self.max_bytes = max_bytes
@@ -150,55 +229,47 @@ class StageReusedInputs(RewritePattern):
         block = op.body.block
         used = sum(s.size_bytes() for s in block.ops if isinstance(s, tile.StageOp))
         for buffer in op.input_buffers:
-            uses = [u.operation for u in buffer.uses]
-            loads = [u for u in uses if isinstance(u, loop.LoadOp)]
-            if not loads or len(loads) != len(uses):
-                continue  # already staged, or used by something other than loads
-            if any(load.is_guarded for load in loads):
-                continue  # an edge tile's loads may leave the rows a whole-row slab holds
-            lead = _origin_rank(loads, op)
-            type_ = buffer.type
-            assert isinstance(type_, MemRefType)
-            shape = type_.get_shape()
-            if lead == len(shape):
-                continue  # the same elements everywhere: registers, not a slab
-            slab = MemRefType(type_.element_type, shape[lead:])
-            size = tile.memref_bytes(slab)
-            source = tile.memref_bytes(type_)
-            if not stage_pays(
-                len(loads),
-                size,
-                used,
-                source,
-                self.max_bytes,
-                self.min_reads,
-                self.min_source_bytes,
-            ):
+            plan = _decide(buffer, op, used, self.max_bytes, self.min_reads, self.min_source_bytes)
+            if not isinstance(plan, _Slab):
                 continue
-            if block_footprint(loads, op, lead) < slab.element_count():
-                continue  # the block reads only part of the slab: copying it all costs more
-            first = loads[0]
-            origin = [*first.map.data.results[:lead]] + [AffineExpr.constant(0)] * (
-                len(shape) - lead
-            )
-            ranges = value_ranges(first.indices)
-            bounds = [expr_range(e, ranges) for e in origin[:lead]]
-            if any(b is None or b[0] < 0 or b[1] >= n for b, n in zip(bounds, shape, strict=False)):
-                continue  # an origin not provably inside the buffer (a guarded overshoot)
-            origin_map = AffineMap(first.map.data.num_dims, 0, tuple(origin))
-            stage = tile.StageOp(buffer, origin_map, list(first.indices), slab)
+            first = plan.loads[0]
+            stage = tile.StageOp(buffer, plan.origin, list(first.indices), plan.type)
             stage.result.name_hint = _slab_name(buffer)
             rewriter.insert(stage, InsertPoint.at_start(block))
-            for load in loads:
+            for load in plan.loads:
                 map_ = load.map.data
                 new = loop.LoadOp(
                     stage.result,
-                    AffineMap(map_.num_dims, 0, map_.results[lead:]),
+                    AffineMap(map_.num_dims, 0, map_.results[plan.lead :]),
                     list(load.indices),
                 )
                 new.result.name_hint = load.result.name_hint
                 rewriter.replace(load, new)
-            used += size
+            used += plan.size
+
+
+def unstaged(module: ModuleOp, pass_: StageInputs) -> list[str]:
+    """After ``pass_`` ran on ``module``: each input a block reads more than once that is
+    still read from global memory, with why (``deplodock -v`` prints these as the pass's
+    notes, ``-vv`` in its diff), e.g. ``k_rms_norm: x is read at 2 places a block, not
+    staged: its 256 KB stay in L2 between the reads (...)``."""
+    notes = []
+    for op in module.walk():
+        if not isinstance(op, tile.KernelOp):
+            continue
+        used = sum(s.size_bytes() for s in op.body.block.ops if isinstance(s, tile.StageOp))
+        for buffer in op.input_buffers:
+            why = _decide(
+                buffer, op, used, pass_.max_bytes, pass_.min_reads, pass_.min_source_bytes
+            )
+            if isinstance(why, str):
+                reads = sum(1 for _ in buffer.uses)
+                name = (buffer.name_hint or "input").removesuffix("_b")
+                notes.append(
+                    f"{op.sym_name.data}: {name} is read at {reads} places a block, "
+                    f"not staged: {why}"
+                )
+    return notes
 
 
 @dataclass(frozen=True)
