@@ -160,16 +160,31 @@ class KernelOp(KernelBase):
     def block_shape(self) -> tuple[int, int, int]:
         return tuple(v.data for v in self.block.data)  # type: ignore[return-value]
 
-    def shared_bytes(self) -> int:
-        """Static shared memory the body allocates: each array starts 16-byte aligned (the
-        emitter declares them ``__align__(SHARED_ALIGNMENT)`` for vector accesses), or at
-        its own ``align``; mbarriers take 8 bytes each."""
+    def shared_layout(self) -> tuple[dict[SharedOp | MBarrierOp, int], int]:
+        """Where each shared array of the body starts, in bytes from the block's shared
+        memory, and where the last one ends: in walk order, each array 16-byte aligned
+        (the emitter declares them ``__align__(SHARED_ALIGNMENT)`` for vector accesses) or
+        at its own ``align``; mbarriers take 8 bytes each."""
+        offsets: dict[SharedOp | MBarrierOp, int] = {}
         end = 0
         for op in self.walk():
             if isinstance(op, SharedOp | MBarrierOp):
                 align = op.alignment
-                end = -(-end // align) * align + op.size_bytes()
-        return end
+                offsets[op] = -(-end // align) * align
+                end = offsets[op] + op.size_bytes()
+        return offsets, end
+
+    def shared_bytes(self) -> int:
+        """Shared memory the body allocates (``shared_layout``'s end)."""
+        return self.shared_layout()[1]
+
+    def dynamic_shared_bytes(self) -> int:
+        """The dynamic shared memory a launch of this kernel asks for: all of it when it
+        is more than CUDA's ``STATIC_SHARED_BYTES`` (48 KB) allow in static ``__shared__``
+        arrays (the emitter then carves the arrays out of one ``extern __shared__`` buffer
+        and the launch opts in past 48 KB), else 0."""
+        total = self.shared_bytes()
+        return total if total > STATIC_SHARED_BYTES else 0
 
     def verify_(self) -> None:
         check_block(self.body.block)

@@ -554,7 +554,8 @@ class StageOp(IRDLOperation):
                 : memref<1x128x2048xf32> -> memref<8x132xf32>
 
     ``buffers 2`` keeps two copies, chunk ``k`` in copy ``k % 2``, and ``async`` fills it
-    with ``cp.async``, ``tma`` (sm_90) with whole-box TMA copies that complete on an
+    with ``cp.async`` (a stage at the top of the kernel too: ``stage-inputs``' row past 48
+    KB, every copy in flight before one wait), ``tma`` (sm_90) with whole-box TMA copies that complete on an
     mbarrier: a ``pipeline`` K loop then copies chunk ``k + 1`` while it computes chunk
     ``k`` (``fill-k-loop`` sets all of them, as ``schedule.fill.plan_fill`` chose). The
     tile level's meaning is unchanged (the slab at this iteration's origin); materialize
@@ -770,16 +771,19 @@ class StageOp(IRDLOperation):
             raise VerifyException(
                 "tile.stage: stages sit at the top level of a tile.kernel or of a loop.for there"
             )
-        if loop_ is None and (self.buffer_count != 1 or self.is_async):
-            raise VerifyException(
-                "tile.stage: only a stage refilled in a loop is multi-buffered or async"
-            )
+        if loop_ is None and self.buffer_count != 1:
+            raise VerifyException("tile.stage: only a stage refilled in a loop is multi-buffered")
         if self.buffer_count not in (1, 2):
             raise VerifyException(f"tile.stage: buffers {self.buffer_count} must be 1 or 2")
-        if self.is_async and self.buffer_count != 2:
+        if self.is_async and loop_ is not None and self.buffer_count != 2:
             raise VerifyException(
-                "tile.stage: an async stage needs buffers 2 (the copy of the next chunk "
-                "lands while this one is read)"
+                "tile.stage: an async stage in a loop needs buffers 2 (the copy of the next "
+                "chunk lands while this one is read)"
+            )
+        if self.is_async and self.element_bytes < 4:
+            raise VerifyException(
+                "tile.stage: an async stage's elements are 4 bytes or more (cp.async copies "
+                "4, 8 or 16 bytes)"
             )
         if self.source not in kernel.input_buffers:
             raise VerifyException("tile.stage: only an input buffer of the kernel is staged")

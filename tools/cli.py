@@ -497,21 +497,29 @@ def _compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _launches(program) -> list[tuple[str, tuple[int, ...], tuple[int, ...]]]:
-    """(name, grid, block) of every kernel launch of a CompiledProgram, from its plan (a
-    program from the program cache has no IR)."""
-    return [(s.kernel, s.grid, s.block) for s in program.plan.steps if s.grid is not None]
+def _launches(program) -> list[tuple[str, tuple[int, ...], tuple[int, ...], int]]:
+    """(name, grid, block, dynamic shared bytes) of every kernel launch of a
+    CompiledProgram, from its plan (a program from the program cache has no IR)."""
+    return [
+        (s.kernel, s.grid, s.block, s.shared_bytes)
+        for s in program.plan.steps
+        if s.grid is not None
+    ]
 
 
 def _resource_lines(launches, resources, rooflines: dict[str, str] | None = None) -> list[str]:
-    """Per kernel, (name, grid, block) in ``launches``: launch shape and NVRTC's report
-    (registers, shared memory, spills); ``rooflines``: a kernel's roofline text, by name."""
+    """Per kernel, (name, grid, block, dynamic shared bytes) in ``launches``: launch shape
+    and NVRTC's report (registers, shared memory, spills; a kernel past 48 KB has its
+    shared memory given at launch); ``rooflines``: a kernel's roofline text, by name."""
     lines = []
     rooflines = rooflines or {}
-    for name, grid_shape, block_shape in launches:
+    for name, grid_shape, block_shape, dynamic in launches:
         res = resources.get(name)
+        shared = (
+            f"{dynamic} B shared (dynamic)" if dynamic else f"{res and res.shared_bytes} B shared"
+        )
         details = (
-            f"{res.registers} registers, {res.shared_bytes} B shared, "
+            f"{res.registers} registers, {shared}, "
             f"{res.local_bytes} B stack, "
             + (
                 f"SPILLS {res.spill_stores} B stored / {res.spill_loads} B loaded"
@@ -541,7 +549,9 @@ def _print_resources(module, source: str, arch: str) -> None:
 
     compiled = compile_cuda(source, arch=arch)
     ops = [op for op in module.walk() if isinstance(op, KernelOp)]
-    kernels = [(op.sym_name.data, op.grid_shape, op.block_shape) for op in ops]
+    kernels = [
+        (op.sym_name.data, op.grid_shape, op.block_shape, op.dynamic_shared_bytes()) for op in ops
+    ]
     rooflines = {}
     for op in ops:  # its operands read once, its results written once
         moved = traffic_bytes(op)

@@ -434,6 +434,8 @@ class _KernelEmitter:
         self.taken: set[str] = set()
         self.shared_names: dict[SSAValue, str] = {}
         self.tensor_maps: dict[TensorMapSpec, str] = {}  # parameter names
+        self.dynamic_shared: str | None = None  # the dynamic shared buffer's name, if any
+        self.shared_offsets: dict[Operation, int] = {}
 
     # names
 
@@ -524,6 +526,11 @@ class _KernelEmitter:
             "    " + ",\n    ".join(params) + ") {",
         ]
         self.depth = 1
+        if op.dynamic_shared_bytes():
+            # past 48 KB: one dynamic buffer the launch sizes, each array a pointer into it
+            self.dynamic_shared = self._fresh("dynamic_smem")
+            self.line(f"extern __shared__ __align__(1024) unsigned char {self.dynamic_shared}[];")
+            self.shared_offsets = op.shared_layout()[0]
         self.block(op.body.block)
         return "\n".join([*header, *self.lines, "}"])
 
@@ -591,12 +598,26 @@ class _KernelEmitter:
 
     def shared(self, op: kernel.SharedOp) -> None:
         element = scalar_type(op.result.type.element_type)  # type: ignore[attr-defined]
-        self._array(
-            op, "smem", f"__shared__ __align__({op.alignment}) {element} {{name}}[{{count}}];"
-        )
+        self._shared_array(op, "smem", element, f"__align__({op.alignment})")
 
     def mbarrier(self, op: kernel.MBarrierOp) -> None:
-        self._array(op, "bar", "__shared__ __align__(8) unsigned long long {name}[{count}];")
+        self._shared_array(op, "bar", "unsigned long long", "__align__(8)")
+
+    def _shared_array(
+        self, op: kernel.SharedOp | kernel.MBarrierOp, fallback: str, element: str, align: str
+    ) -> None:
+        """A static ``__shared__`` array, or in a kernel with dynamic shared memory a
+        pointer to the array's place in the dynamic buffer (``shared_layout``'s offset)."""
+        if self.dynamic_shared is None:
+            self._array(op, fallback, f"__shared__ {align} {element} {{name}}[{{count}}];")
+            return
+        offset = self.shared_offsets[op]
+        self._array(
+            op,
+            fallback,
+            f"{element}* const {{name}} = reinterpret_cast<{element}*>("
+            f"{self.dynamic_shared} + {offset});  // [{{count}}]",
+        )
 
     def _shared_address(self, buffer: SSAValue, map: AffineMap, indices) -> str:
         return f"(unsigned)__cvta_generic_to_shared(&{self.access(buffer, map, indices)})"

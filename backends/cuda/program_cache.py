@@ -88,7 +88,7 @@ __all__ = [
     "program_key",
 ]
 
-PROGRAM_CACHE_FORMAT = 2  # 2: each step's tensor maps (TMA)
+PROGRAM_CACHE_FORMAT = 3  # 2: each step's tensor maps (TMA); 3: its dynamic shared bytes
 """Bump when the key's recipe or the file layout changes (the compiler hash covers this
 file too, so any edit here already misses; the number says so on purpose)."""
 
@@ -248,7 +248,7 @@ def _encode(key: str, entry: ProgramEntry) -> bytes:
             ],
             "steps": [
                 [s.kernel, _list(s.grid), _list(s.block), list(s.inputs), list(s.outputs)]
-                + [[m.to_json() for m in s.tensor_maps]]
+                + [[m.to_json() for m in s.tensor_maps], s.shared_bytes]
                 for s in plan.steps
             ],
             "returns": list(plan.returns),
@@ -317,8 +317,9 @@ def _decode(key: str, data: bytes) -> ProgramEntry | None:
                 tuple(ins),
                 tuple(outs),
                 tuple(TensorMapSpec.from_json(m) for m in maps),
+                int(shared),
             )
-            for kernel, grid, block, ins, outs, maps in p["steps"]
+            for kernel, grid, block, ins, outs, maps, shared in p["steps"]
         ),
         tuple(p["returns"]),
         int(p["arena_bytes"]),

@@ -276,7 +276,9 @@ class CompiledProgram:
             launch_args = [pointers[i] for i in step.inputs + step.outputs]
             if step.tensor_maps:
                 launch_args += self._tensor_map_args(step, pointers)
-            function.launch(step.grid, step.block, launch_args, stream=stream)
+            function.launch(
+                step.grid, step.block, launch_args, shared_bytes=step.shared_bytes, stream=stream
+            )
 
     def _tensor_map_args(self, step: Step, pointers: Sequence[object]) -> list:
         """The step's tensor maps over its inputs as they lie now (encoded once per
@@ -381,6 +383,7 @@ class Step:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     tensor_maps: tuple[TensorMapSpec, ...] = ()
+    shared_bytes: int = 0  # dynamic shared memory the launch asks for (past 48 KB)
 
 
 @dataclass(frozen=True)
@@ -474,7 +477,17 @@ def plan_program(fn: func.FuncOp) -> ExecutionPlan:
             first[i] = last[i] = index
         if isinstance(op, kernel.KernelOp):
             maps = tuple(kernel_tensor_maps(op))
-            steps.append(Step(op.sym_name.data, op.grid_shape, op.block_shape, ins, outs, maps))
+            steps.append(
+                Step(
+                    op.sym_name.data,
+                    op.grid_shape,
+                    op.block_shape,
+                    ins,
+                    outs,
+                    maps,
+                    op.dynamic_shared_bytes(),
+                )
+            )
         else:
             name = getattr(getattr(op, "sym_name", None), "data", op.name)
             steps.append(Step(name, None, None, ins, outs))

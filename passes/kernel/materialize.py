@@ -354,7 +354,9 @@ def _lower_stage(
     first: bool = True,
     last: bool = True,
 ) -> None:
-    """``tile.stage`` → shared array, cooperative strided fill, barrier (in place).
+    """``tile.stage`` → shared array, cooperative strided fill, barrier (in place). An
+    ``async`` stage at the top of the kernel is filled by ``cp.async`` (one commit, waited
+    for before the barrier), so a thread has all its copies of a long slab in flight.
 
     A stage inside a loop (a K chunk) is filled on every iteration: its array is allocated
     once at the top of the kernel, and a barrier before the fill keeps it from overwriting
@@ -378,8 +380,12 @@ def _lower_stage(
         zero = index_constant(0, "c0")
         ops.append(zero)
         tid = zero.result
-    fill = fill_loop(stage, shared.result, list(stage.indices), None, tid, threads, False)
-    ops += [fill, kernel.BarrierOp()] if last else [fill]
+    fill = fill_loop(stage, shared.result, list(stage.indices), None, tid, threads, stage.is_async)
+    ops.append(fill)
+    if stage.is_async:  # every copy of the fill in flight at once, then waited for
+        ops += [kernel.CpAsyncCommitOp(), kernel.CpAsyncWaitOp(0)]
+    if last:
+        ops.append(kernel.BarrierOp())
     rewriter.replace(stage, ops, [shared.result])
 
 

@@ -22,9 +22,14 @@ staged, 2.1 us not; (1,4096,4096) 33.9 us staged, 36.5 us not), a slab the block
 all of (``block_footprint``: RoPE's blocks of 16 rows of a head must not copy the head's
 128) and the kernel's slabs within ``max_bytes`` (48 KB by default: the most a block may
 hold in static ``__shared__`` arrays, and a slab larger than that costs occupancy a
-memory-bound kernel needs). A row too long for the budget is read from global memory
-each time (there is no chunked schedule yet). ``_decide`` takes that decision for one
-input; ``unstaged`` gives, after the pass, each input a block re-reads that it left in
+memory-bound kernel needs). A kernel's one slab past that budget, a long row, is staged
+too when it fits the target's shared memory (``large_slab_budget``: the opt-in limit,
+227 KB on the H200, on a target with ``cp.async``): the stage is ``async``, filled by
+``cp.async`` with all of a thread's copies in flight (one block an SM cannot keep memory
+busy with loads that wait for their registers), and the kernel's shared memory becomes
+dynamic (``kernel.KernelOp.dynamic_shared_bytes``). A row longer than that is read from
+global memory each time (there is no chunked schedule yet). ``_decide`` takes that
+decision for one input; ``unstaged`` gives, after the pass, each input a block re-reads that it left in
 global memory with the reason, which ``deplodock -v`` prints as the pass's notes (the
 write-up's RMSNorm, 256 KB: "its 256 KB stay in L2 between the reads").
 
@@ -35,11 +40,12 @@ buffer the chunk rule stages is no longer loaded directly.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import affine
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp, UnitAttr
 from xdsl.ir import BlockArgument, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -53,13 +59,19 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from deplodock.dialects import loop, tile
+from deplodock.dialects.access import element_bytes
 from deplodock.dialects.affine_syntax import expr_range, value_ranges
 from deplodock.passes.tile.stage_k_chunks import StageKChunks
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 DEFAULT_MAX_BYTES = 48 * 1024
 DEFAULT_MIN_READS = 2
 DEFAULT_MIN_SOURCE_BYTES = 25 * 1024 * 1024
 """Half the H200's 50 MB of L2: an input smaller than this is re-read from L2, not HBM."""
+
+
+LARGE_RESERVE_BYTES = 4 * 1024
+"""Shared memory a large slab leaves to the kernel's other arrays (a reduction's scratch)."""
 
 
 def stage_pays(
@@ -78,6 +90,16 @@ def stage_pays(
         and source_bytes >= min_source_bytes
         and used_bytes + slab_bytes <= max_bytes
     )
+
+
+def large_slab_budget(target: Target, element_bytes: int) -> int:
+    """The most a slab past ``max_bytes`` may take (0: none), ``large_slab_pays``'s budget:
+    the target's shared memory less ``LARGE_RESERVE_BYTES``, on a target with ``cp.async``
+    (the fill has every copy of a thread in flight, which a one-block-an-SM kernel needs
+    to keep memory busy) for elements it copies (4 bytes or more)."""
+    if not target.cp_async or element_bytes < 4:
+        return 0
+    return target.shared_bytes - LARGE_RESERVE_BYTES
 
 
 def _uniform_key(expr: AffineExpr, operands, kernel: tile.KernelOp) -> AffineExpr | None:
@@ -153,6 +175,7 @@ class _Slab:
     type: MemRefType
     size: int
     origin: AffineMap
+    large: bool = False  # past max_bytes: filled by cp.async (``large_slab_budget``)
 
 
 def _decide(
@@ -162,10 +185,15 @@ def _decide(
     max_bytes: int,
     min_reads: int,
     min_source_bytes: int,
+    large_bytes: int = 0,
 ) -> _Slab | str | None:
     """The slab to stage ``buffer`` in, or why it is not staged although each block reads
     it more than once (a sentence for ``-v``), or None when it is no candidate (read once,
-    already staged, used by something other than loads, the same elements everywhere)."""
+    already staged, used by something other than loads, the same elements everywhere).
+
+    A slab past ``max_bytes`` that alone fits ``large_bytes`` (``large_slab_budget``) is
+    staged too, ``async``: a row of 50257 floats (196 KB) read from HBM once instead of
+    twice, at one block an SM."""
     uses = [u.operation for u in buffer.uses]
     loads = [u for u in uses if isinstance(u, loop.LoadOp)]
     if not loads or len(loads) != len(uses):
@@ -183,7 +211,9 @@ def _decide(
     slab = MemRefType(type_.element_type, shape[lead:])
     size = tile.memref_bytes(slab)
     source = tile.memref_bytes(type_)
-    if not stage_pays(len(loads), size, used, source, max_bytes, min_reads, min_source_bytes):
+    large = used == 0 and max_bytes < size <= large_bytes
+    budget = large_bytes if large else max_bytes
+    if not stage_pays(len(loads), size, used, source, budget, min_reads, min_source_bytes):
         if not reread:
             return None
         if source < min_source_bytes:
@@ -195,6 +225,7 @@ def _decide(
         return (
             f"a slab of what a block may read of it, {_bytes(size)}, would take the "
             f"kernel's slabs past {_bytes(max_bytes)}"
+            + (f" (and a slab alone past {_bytes(large_bytes)})" if large_bytes else "")
         )
     if block_footprint(loads, kernel, lead) < slab.element_count():
         # the block reads only part of the slab: copying it all costs more
@@ -207,7 +238,7 @@ def _decide(
         # an origin not provably inside the buffer (a guarded overshoot)
         return "the slab's origin is not provably inside the buffer"
     origin_map = AffineMap(first.map.data.num_dims, 0, tuple(origin))
-    return _Slab(loads, lead, slab, size, origin_map)
+    return _Slab(loads, lead, slab, size, origin_map, large)
 
 
 def _bytes(n: int) -> str:
@@ -219,21 +250,38 @@ def _bytes(n: int) -> str:
 
 
 class StageReusedInputs(RewritePattern):
-    def __init__(self, max_bytes: int, min_reads: int, min_source_bytes: int):
+    def __init__(
+        self,
+        max_bytes: int,
+        min_reads: int,
+        min_source_bytes: int,
+        large_bytes: Callable[[SSAValue], int],
+    ):
         self.max_bytes = max_bytes
         self.min_reads = min_reads
         self.min_source_bytes = min_source_bytes
+        self.large_bytes = large_bytes
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
         block = op.body.block
         used = sum(s.size_bytes() for s in block.ops if isinstance(s, tile.StageOp))
         for buffer in op.input_buffers:
-            plan = _decide(buffer, op, used, self.max_bytes, self.min_reads, self.min_source_bytes)
+            plan = _decide(
+                buffer,
+                op,
+                used,
+                self.max_bytes,
+                self.min_reads,
+                self.min_source_bytes,
+                self.large_bytes(buffer),
+            )
             if not isinstance(plan, _Slab):
                 continue
             first = plan.loads[0]
             stage = tile.StageOp(buffer, plan.origin, list(first.indices), plan.type)
+            if plan.large:
+                stage.async_ = UnitAttr()
             stage.result.name_hint = _slab_name(buffer)
             rewriter.insert(stage, InsertPoint.at_start(block))
             for load in plan.loads:
@@ -260,7 +308,13 @@ def unstaged(module: ModuleOp, pass_: StageInputs) -> list[str]:
         used = sum(s.size_bytes() for s in op.body.block.ops if isinstance(s, tile.StageOp))
         for buffer in op.input_buffers:
             why = _decide(
-                buffer, op, used, pass_.max_bytes, pass_.min_reads, pass_.min_source_bytes
+                buffer,
+                op,
+                used,
+                pass_.max_bytes,
+                pass_.min_reads,
+                pass_.min_source_bytes,
+                pass_.large_bytes(buffer),
             )
             if isinstance(why, str):
                 reads = sum(1 for _ in buffer.uses)
@@ -287,12 +341,27 @@ class StageInputs(ModulePass):
     min_source_bytes: int = DEFAULT_MIN_SOURCE_BYTES
     """Inputs smaller than this are not staged (their re-reads hit L2); 0 stages any size."""
 
+    large: bool = True
+    """Stage a kernel's one slab past ``max_bytes`` too, up to ``large_slab_budget``."""
+
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``) whose shared memory and copies bound a large slab."""
+
+    def large_bytes(self, buffer: SSAValue) -> int:
+        """``large_slab_budget`` for ``buffer``'s elements (0 when ``large`` is off)."""
+        if not self.large:
+            return 0
+        element = buffer.type.element_type  # type: ignore[attr-defined]
+        return large_slab_budget(pass_target(self.name, self.arch), element_bytes(element))
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [
                     StageKChunks(self.max_bytes),
-                    StageReusedInputs(self.max_bytes, self.min_reads, self.min_source_bytes),
+                    StageReusedInputs(
+                        self.max_bytes, self.min_reads, self.min_source_bytes, self.large_bytes
+                    ),
                 ],
                 dce_enabled=False,
             ),

@@ -309,18 +309,18 @@ func.func @stage_top_level_double_buffered(%x: tensor<4x64xf32>) -> tensor<4x64x
   func.return %y : tensor<4x64xf32>
 }
 
-// CHECK: tile.stage: only a stage refilled in a loop is multi-buffered or async
+// CHECK: tile.stage: only a stage refilled in a loop is multi-buffered
 
 // -----
 
-func.func @stage_top_level_async(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
-  %y = tile.kernel @k axes(%t : 64 = thread, %b : 4 = block) ins(%xb = %x : tensor<4x64xf32>) outs(%yb : tensor<4x64xf32>) {
-    %s = tile.stage %xb[%b, 0] async : memref<4x64xf32> -> memref<64xf32>
+func.func @stage_top_level_async_half(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  %y = tile.kernel @k axes(%t : 64 = thread, %b : 4 = block) ins(%xb = %x : tensor<4x64xf16>) outs(%yb : tensor<4x64xf16>) {
+    %s = tile.stage %xb[%b, 0] async : memref<4x64xf16> -> memref<64xf16>
   }
-  func.return %y : tensor<4x64xf32>
+  func.return %y : tensor<4x64xf16>
 }
 
-// CHECK: tile.stage: only a stage refilled in a loop is multi-buffered or async
+// CHECK: tile.stage: an async stage's elements are 4 bytes or more (cp.async copies 4, 8 or 16 bytes)
 
 // -----
 
@@ -346,7 +346,7 @@ func.func @async_single_buffer(%x: tensor<64x32xf32>) -> tensor<64x32xf32> {
   func.return %y : tensor<64x32xf32>
 }
 
-// CHECK: tile.stage: an async stage needs buffers 2 (the copy of the next chunk lands while this one is read)
+// CHECK: tile.stage: an async stage in a loop needs buffers 2 (the copy of the next chunk lands while this one is read)
 
 // -----
 
