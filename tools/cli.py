@@ -130,6 +130,17 @@ def _parser() -> argparse.ArgumentParser:
         "computes; the printed IR still reads back",
     )
     compile_.add_argument(
+        "-p",
+        "--pass-options",
+        action="append",
+        default=[],
+        metavar="PASS{OPT=V}",
+        help="override a pass's defaults, deplo-opt's syntax: 'chunk-reduce{chunks=1}', "
+        "'blockify-launch{block_threads=64},mark-unroll{max_chunk_trips=4}' (repeatable); a "
+        "loop kernel these leave beyond the roofline guard gets the default schedule where "
+        "that is estimated faster (-v says so)",
+    )
+    compile_.add_argument(
         "--resources",
         action="store_true",
         help="with --ir cuda: compile with NVRTC and print per kernel registers, shared "
@@ -368,20 +379,24 @@ def _lower_by_level(module, to: str, args: argparse.Namespace, steps: _Steps, st
             report(step)
 
     levels = LEVELS[LEVELS.index(start) + 1 : LEVELS.index(to) + 1]
+    options = _pass_options(args)
     bar = None
     if steps.progress and levels:
         bar = _Bar(f"lower to {to}", len(passes_between(start, to)))
     for level in levels:
-        if level == "tile" and "kernel" in levels and not (stats or report):
-            continue  # lowered with the kernel level: the memo then copies each kernel once
+        if level == "tile" and "kernel" in levels and (options or not (stats or report)):
+            # lowered with the kernel level: the memo then copies each kernel once, and the
+            # roofline guard has the loop level's form to lower again (pipeline.lower)
+            continue
         with steps.step(f"lower to {level}", show=bar is None):
             if stats or report:
-                lower(module, to=level, observer=observer, arch=args.arch)
+                first = level_of(module)
+                lower(module, to=level, observer=observer, arch=args.arch, options=options)
                 if bar is not None:
-                    bar.done += len(passes_between(LEVELS[LEVELS.index(level) - 1], level))
+                    bar.done += len(passes_between(first, level))
                     bar.draw(level)
             else:
-                _lower_with_progress(module, level, bar, args.arch)
+                _lower_with_progress(module, level, bar, args.arch, options)
         if stats:
             steps.counts.append((level, _op_counts(module, level)))
             if level == "loop":
@@ -411,7 +426,9 @@ def _warn_beyond_guard(module, arch: str) -> None:
                 )
 
 
-def _lower_with_progress(module, level: str, bar: _Bar | None, arch: str) -> None:
+def _lower_with_progress(
+    module, level: str, bar: _Bar | None, arch: str, options: dict | None = None
+) -> None:
     """``lower(module, to=level)``, advancing ``bar`` after each pass (without the
     observer's printed IR, which costs seconds on a whole model)."""
 
@@ -419,7 +436,42 @@ def _lower_with_progress(module, level: str, bar: _Bar | None, arch: str) -> Non
         if bar is not None:
             (bar.advance if done else bar.draw)(name)
 
-    lower(module, to=level, progress=progress, arch=arch)
+    lower(module, to=level, progress=progress, arch=arch, options=options)
+
+
+def _pass_options(args: argparse.Namespace) -> dict | None:
+    """``-p``/``--pass-options``: pass name -> the pass configured (a pass that decides
+    from the hardware gets ``--arch`` unless given its own); None without any."""
+    given = getattr(args, "pass_options", None)
+    if not given:
+        return None
+    import dataclasses
+
+    from xdsl.utils.arg_spec import parse_pipeline
+    from xdsl.utils.exceptions import ArgSpecParseError
+
+    from deplodock.passes import all_passes, get_pass
+    from deplodock.pipeline import decides_from_hardware
+
+    options = {}
+    for text in given:
+        try:
+            specs = list(parse_pipeline(text))
+        except ArgSpecParseError as error:  # a BaseException, with the place marked
+            raise UserInputError(f"--pass-options {text!r}: {error}") from None
+        for spec in specs:
+            if spec.name not in all_passes():
+                known = ", ".join(all_passes())
+                raise UserInputError(f"--pass-options: unknown pass '{spec.name}' ({known})")
+            cls = get_pass(spec.name)
+            try:
+                pass_ = cls.from_pass_spec(spec)
+            except ValueError as error:
+                raise UserInputError(f"--pass-options {spec.name}: {error}") from None
+            if decides_from_hardware(cls) and "arch" not in spec.parameters:
+                pass_ = dataclasses.replace(pass_, arch=args.arch)
+            options[spec.name] = pass_
+    return options
 
 
 def _op_counts(module, level: str) -> Counter[str]:
@@ -899,6 +951,7 @@ def _check_options(args: argparse.Namespace) -> None:
     if arch is not None and args.command in ("run", "bench"):
         _check_gpu_runs(arch)
     check_output_path(getattr(args, "output", None))
+    _pass_options(args)  # a bad one is told before any work
 
 
 def _check_gpu_runs(arch: str) -> None:
@@ -924,7 +977,8 @@ def _reproduce(args: argparse.Namespace) -> Callable[[PassError], str]:
 
     def reproduce(error: PassError) -> str:
         module, _ = _load(args, _Steps(progress=False), device="meta")
-        lower(module, to="kernel", until=error.pass_name, arch=args.arch)
+        options = _pass_options(args)
+        lower(module, to="kernel", until=error.pass_name, arch=args.arch, options=options)
         return str(module) + "\n"
 
     return reproduce

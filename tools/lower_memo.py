@@ -314,10 +314,35 @@ def _replace(cls: _Class, member: _Kernel) -> None:
     kernel.erase()
 
 
+# --- one kernel alone, under its own names (the roofline guard's) -------------------------
+
+
+def alone(kernel: Operation) -> ModuleOp:
+    """A scratch module whose one function holds a copy of ``kernel``, under its own names
+    and locations, its operands the function's arguments: the per-kernel passes lower it as
+    they would lower the kernel in its module (the memo's premise)."""
+    types = [v.type for v in kernel.operands]
+    block = Block(arg_types=types)
+    copy = kernel.clone()
+    copy.operands = block.args
+    block.add_ops([copy, func.ReturnOp(*copy.results)])
+    function_type = FunctionType.from_lists(types, [r.type for r in copy.results])
+    return ModuleOp([func.FuncOp("alone", function_type, Region(block))])
+
+
+def replace_by(kernel: Operation, lowered: ModuleOp) -> None:
+    """``kernel`` replaced in its block by a copy of the ops of ``lowered`` (an ``alone``
+    module, lowered), operands and results rewired."""
+    (function,) = lowered.ops
+    assert isinstance(function, func.FuncOp)
+    member = _Kernel(kernel, (), [], [])  # no tokens: names and locations are kept
+    _replace(_Class(member, 0, function), member)
+
+
 # --- the driver ----------------------------------------------------------------------------
 
 
-def _kernels(module: ModuleOp) -> list[Operation] | None:
+def functions_of_kernels(module: ModuleOp) -> list[Operation] | None:
     """The module's kernels, when it is functions of kernels (and returns) only."""
     kernels: list[Operation] = []
     for function in module.ops:
@@ -347,7 +372,7 @@ def lower_each_kernel_once(
     every kernel its class's lowered ops. Returns False, leaving ``module`` untouched, where
     that does not hold (other ops than kernels at the top, a pass that failed, a lowering
     that cannot be copied): the caller then applies the passes to ``module`` itself."""
-    kernels = _kernels(module)
+    kernels = functions_of_kernels(module)
     if not kernels:
         return False
     classes: dict[tuple, _Class] = {}

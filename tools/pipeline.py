@@ -14,6 +14,11 @@ each named by its tag (``PassStep.tag``: ``t:007_stage-inputs``, the tile level'
 Unobserved, the passes from tileify to materialize, which rewrite each kernel on its own,
 run on one kernel of each structure, copied to the others under their names
 (``deplodock.lower_memo``: a whole model's decoder layers are lowered once).
+
+The roofline guard: where ``options`` override a tile-level pass, a loop kernel whose
+kernels come out far above their roofline is lowered again with the defaults, the
+better of the two kept (``roofline_guard``; the decision is ``estimate.prefer_default``),
+and the note rides on ``materialize``'s step (``-v``).
 """
 
 from __future__ import annotations
@@ -131,6 +136,7 @@ def lower(
     memo: bool | None = None,
     until: str | None = None,
     arch: str | None = None,
+    guard: bool = True,
 ) -> ModuleOp:
     """Lower ``module`` in place to level ``to`` (``cuda`` stops at kernel; emit after),
     for the target ``arch`` (``deplodock.target``; None: sm_90).
@@ -144,6 +150,11 @@ def lower(
     Without an observer, the per-kernel passes (tile level, materialize) lower one kernel
     of each structure and copy it (``deplodock.lower_memo``); ``memo=False`` (or
     ``DEPLODOCK_LOWER_MEMO=0``) lowers every kernel.
+
+    ``guard``: where ``options`` override a tile-level pass and the lowering runs from
+    the loop level to the kernel level, a loop kernel lowered beyond the roofline guard
+    is lowered again with the defaults and the better kept (``roofline_guard``); False
+    keeps what the options give (a sweep timing forced schedules).
     """
     ctx = ctx or make_context()
     start = level_of(module)
@@ -152,7 +163,12 @@ def lower(
     everything = passes_between("torch", "kernel")
     verifier = Verifier()
 
-    def run(target: ModuleOp, names: list[str], hold: str | None = None) -> None:
+    def run(
+        target: ModuleOp,
+        names: list[str],
+        hold: str | None = None,
+        finish: Callable[[ModuleOp], tuple[str, ...]] | None = None,
+    ) -> None:
         for name in names:
             index = everything.index(name) + 1  # numbered as in the full pipeline
             pass_ = (options or {}).get(name) or make_pass(name, arch)
@@ -160,26 +176,41 @@ def lower(
             if progress:
                 progress(name, False)
             apply_pass(pass_, ctx, target, verify=verifier.after_pass)
+            # the roofline guard's notes ride on the last pass's step
+            finished = finish(target) if finish and name == names[-1] else ()
             if progress and name != hold:
                 progress(name, True)
             if observer:
-                notes = _notes(pass_, target)
+                notes = _notes(pass_, target) + finished
                 observer(PassStep(index, name, before, str(target), notes, target))
 
     names = passes_between(start, to)
     if until is not None:
         names = names[: names.index(until)] if until in names else names
         memo = False
+    guarded = _guarded_tail(names, options) if guard else []
     per_kernel = _per_kernel_tail(names, options) if observer is None and _memo(memo) else []
-    run(module, names[: len(names) - len(per_kernel)])
+    tail = per_kernel or guarded
+    run(module, names[: len(names) - len(tail)])
+    finish = None
+    if guarded:  # the loop-level form, for kernels the options lower beyond the guard
+        loop_form = module.clone()
+
+        def finish(lowered: ModuleOp) -> tuple[str, ...]:
+            return roofline_guard(lowered, loop_form, guarded, options or {}, arch, ctx)
+
     if per_kernel:
         # The last pass ends once every kernel has its copy of its class's lowering.
         last = per_kernel[-1]
         if lower_each_kernel_once(module, lambda scratch: run(scratch, per_kernel, last)):
+            if finish:
+                finish(module)  # unobserved: its notes unheard
             if progress:
                 progress(last, True)
         else:
-            run(module, per_kernel)
+            run(module, per_kernel, finish=finish)
+    elif tail:
+        run(module, tail, finish=finish)
     if names:
         try:
             module.verify()  # what the passes changed in place too (Verifier's docstring)
@@ -212,6 +243,83 @@ def apply_passes(
 
 def _memo(memo: bool | None) -> bool:
     return memo_enabled() if memo is None else memo
+
+
+def _guarded_tail(names: list[str], options: dict[str, ModulePass] | None) -> list[str]:
+    """The passes from tileify to materialize, when ``names`` runs them all and ``options``
+    override one of them (the roofline guard then has a default to fall back on); else
+    none."""
+    tail = [*PASSES_TO["tile"], *PASSES_TO["kernel"]]
+    if not set(options or ()) & set(tail) or names[-len(tail) :] != tail:
+        return []
+    return tail
+
+
+def roofline_guard(
+    module: ModuleOp,
+    loop_form: ModuleOp,
+    names: list[str],
+    options: dict[str, ModulePass],
+    arch: str | None,
+    ctx: Context,
+) -> tuple[str, ...]:
+    """The roofline guard, after ``names`` (tileify to materialize) lowered ``module``
+    with ``options`` from ``loop_form`` (a copy of it at the loop level): where a kernel
+    is beyond the guard (``estimate.beyond_guard``), each loop kernel is lowered alone
+    with the options and, where that is beyond the guard, alone with the defaults;
+    ``estimate.prefer_default`` picks one; if any default is picked, ``module`` becomes
+    ``loop_form`` with each loop kernel replaced by its pick (the per-kernel passes give a
+    kernel alone the ops it gets among the others: ``deplodock.lower_memo``). Returns the
+    notes (``-v``). A module with anything but kernels at the top is left as it is."""
+    from deplodock.dialects import kernel, loop
+    from deplodock.lower_memo import alone, functions_of_kernels, replace_by
+    from deplodock.passes.tile.schedule.estimate import prefer_default, worst_beyond_guard
+    from deplodock.target import target_for
+
+    target = target_for(arch)
+
+    def kernels(lowered: ModuleOp) -> list[kernel.KernelOp]:
+        return [op for op in lowered.walk() if isinstance(op, kernel.KernelOp)]
+
+    def lowered_alone(op, configured: dict[str, ModulePass]) -> ModuleOp:
+        scratch = alone(op)
+        for name in names:
+            apply_pass(configured.get(name) or make_pass(name, arch), ctx, scratch, verify=None)
+        return scratch
+
+    if worst_beyond_guard(kernels(module), target) is None:
+        return ()
+    loop_kernels = functions_of_kernels(loop_form)
+    if loop_kernels is None or not all(isinstance(op, loop.KernelOp) for op in loop_kernels):
+        return ()
+    picks: list[tuple[loop.KernelOp, ModuleOp]] = []
+    notes: list[str] = []
+    replaced = False
+    for op in loop_kernels:
+        forced = lowered_alone(op, options)
+        default = None
+        if worst_beyond_guard(kernels(forced), target) is not None:
+            try:
+                default = lowered_alone(op, {})
+            except Exception:  # noqa: BLE001 - the forced lowering stays, and the note says so
+                default = None
+        take, note = prefer_default(
+            op.sym_name.data, kernels(forced), None if default is None else kernels(default), target
+        )
+        picks.append((op, default if take and default else forced))
+        replaced |= take
+        if note:
+            notes.append(note)
+    if replaced:
+        for op, lowered in picks:
+            replace_by(op, lowered)
+        for old in list(module.ops):
+            old.detach()
+            old.erase()
+        for new in list(loop_form.ops):
+            new.detach()
+            module.body.block.add_op(new)
+    return tuple(notes)
 
 
 def _per_kernel_tail(names: list[str], options: dict[str, ModulePass] | None = None) -> list[str]:

@@ -55,7 +55,9 @@ def compile_variants(k: int, m: int, n: int, arch: str) -> dict:
         "tma+swz": {**tma, "split-inner-for-swizzle": SplitInnerForSwizzle(swizzle=True)},
     }
     return {
-        name: CompiledProgram(lower(_import(exported), to="kernel", options=options), arch=arch)
+        name: CompiledProgram(
+            lower(_import(exported), to="kernel", options=options, guard=False), arch=arch
+        )
         for name, options in variants.items()
     }
 

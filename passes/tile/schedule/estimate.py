@@ -31,6 +31,7 @@ fine ones.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import affine, arith
@@ -136,3 +137,48 @@ def kernel_estimate(op: kernel.KernelOp, target: Target | None = None) -> Estima
 def beyond_guard(estimate: Estimate) -> bool:
     """Whether a kernel's estimate is a cliff: ``ROOFLINE_GUARD`` rooflines or more."""
     return estimate.ratio > ROOFLINE_GUARD
+
+
+def worst_beyond_guard(
+    kernels: Sequence[kernel.KernelOp], target: Target | None = None
+) -> tuple[kernel.KernelOp, Estimate] | None:
+    """The kernel of ``kernels`` furthest beyond the guard, with its estimate; None where
+    each is within it."""
+    beyond = [(k, e) for k in kernels if beyond_guard(e := kernel_estimate(k, target))]
+    return max(beyond, key=lambda ke: ke[1].ratio, default=None)
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def prefer_default(
+    name: str,
+    forced: Sequence[kernel.KernelOp],
+    default: Sequence[kernel.KernelOp] | None,
+    target: Target | None = None,
+) -> tuple[bool, str | None]:
+    """The roofline guard's decision for the loop kernel ``name``: whether the ``default``
+    lowering (the planners' schedule; None: it did not lower) replaces the ``forced`` one
+    (the options' schedule), and the note saying so (None: ``forced`` is within the guard
+    and stays, unremarked). A forced lowering beyond the guard gives way to a default
+    whose estimate (its kernels' in all) is lower; else it stays, and the note says why."""
+    worst = worst_beyond_guard(forced, target)
+    if worst is None:
+        return False, None
+    op, e = worst
+    forced_s = sum(kernel_estimate(k, target).seconds for k in forced)
+    if e.roofline >= LAUNCH_SECONDS:
+        floor = f"its roofline {_us(e.roofline)}"
+    else:  # the ratio's floor is a launch
+        floor = f"a launch, {_us(LAUNCH_SECONDS)}; its roofline {_us(e.roofline)}"
+    what = f"estimate {_us(e.seconds)}, {e.ratio:.0f}x {floor}"
+    if len(forced) > 1:
+        what = f"@{op.sym_name.data}'s {what}; {_us(forced_s)} in all"
+    head = f"{name}: schedule beyond the roofline guard ({what})"
+    if default is None:
+        return False, f"{head}; kept: the default schedule did not lower"
+    default_s = sum(kernel_estimate(k, target).seconds for k in default)
+    if default_s < forced_s:
+        return True, f"{head}; replaced by the default schedule (estimate {_us(default_s)})"
+    return False, f"{head}; kept: the default schedule is no better (estimate {_us(default_s)})"
