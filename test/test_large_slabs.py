@@ -1,9 +1,10 @@
 """Rows past 48 KB in shared memory: ``stage-inputs``' large slab, filled by ``cp.async``,
 in a kernel whose shared memory is dynamic.
 
-A row of 50257 floats (196 KB) read twice by softmax used to be read from HBM twice,
+A row of 20011 floats (78 KB) read twice by softmax used to be read from HBM twice,
 because a static ``__shared__`` array stops at 48 KB. Now stage-inputs stages a kernel's
-one slab up to the target's shared memory (``large_slab_budget``) as an ``async`` stage,
+one slab up to half the target's shared memory (``large_slab_budget``: two blocks an SM)
+as an ``async`` stage,
 materialize fills it by ``cp.async`` (every copy of a thread in flight, then one wait and
 the barrier), and the emitter carves the kernel's arrays out of one ``extern __shared__``
 buffer whose size the launch gives (``KernelOp.dynamic_shared_bytes``).
@@ -65,11 +66,11 @@ def test_large_slab_is_async_and_keeps_meaning(name: str) -> None:
         assert relative_error(np.asarray(out), want.numpy()) <= 1e-5
 
 
-def test_default_stages_a_196_kb_row_with_dynamic_shared_memory() -> None:
-    """softmax over rows of 50257 (the input 103 MB, past L2): the row staged whole."""
-    _, imported = _lowered("torch.softmax(torch.randn(512,50257), -1)")
+def test_default_stages_a_78_kb_row_with_dynamic_shared_memory() -> None:
+    """softmax over rows of 20011 (the input 82 MB, past L2): the row staged whole."""
+    _, imported = _lowered("torch.softmax(torch.randn(1024,20011), -1)")
     (op,) = [k for k in imported.module.walk() if isinstance(k, kernel.KernelOp)]
-    assert op.shared_bytes() > 50257 * 4
+    assert op.shared_bytes() > 20011 * 4
     assert op.dynamic_shared_bytes() == op.shared_bytes()
     source = emit_cuda(imported.module)
     assert "extern __shared__ __align__(1024) unsigned char dynamic_smem[];" in source
@@ -95,12 +96,24 @@ def test_small_kernels_keep_static_shared_memory() -> None:
 def test_large_rule_off_and_no_cp_async_say_why() -> None:
     """sm_75 has no cp.async: the row is read from global memory, and -v's note says the
     slab is past the budget; ``large=false`` does the same on sm_90."""
-    expr = "torch.softmax(torch.randn(512,50257), -1)"
+    expr = "torch.softmax(torch.randn(1024,20011), -1)"
     for arch, pass_ in (("sm_75", StageInputs(arch="sm_75")), ("sm_90", StageInputs(large=False))):
         _, imported = _lowered(expr, "tile", {"stage-inputs": pass_}, arch=arch)
         assert not _stages(imported.module)
         (note,) = unstaged(imported.module, pass_)
-        assert "196 KB, would take the kernel's slabs past 48 KB" in note
+        assert "78.2 KB, would take the kernel's slabs past 48 KB" in note
+
+
+def test_a_row_two_blocks_cannot_share_is_left_in_global_memory() -> None:
+    """A 196 KB row (softmax over 50257) would leave one block an SM, whose copy, compute
+    and store never overlap: it stays in global memory, and the note gives both budgets."""
+    pass_ = StageInputs()
+    _, imported = _lowered(
+        "torch.softmax(torch.randn(512,50257), -1)", "tile", {"stage-inputs": pass_}
+    )
+    assert not _stages(imported.module)
+    (note,) = unstaged(imported.module, pass_)
+    assert "196 KB, would take the kernel's slabs past 48 KB (and a slab alone past 110 KB)" in note
 
 
 def test_top_level_async_stage_parses_and_prints() -> None:
@@ -125,7 +138,7 @@ func.func @f(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
 @pytest.mark.parametrize(
     "expr",
     [
-        "torch.softmax(torch.randn(512,50257), -1)",  # 196 KB a row
+        "torch.softmax(torch.randn(700,28000), -1)",  # 110 KB a row: the budget's edge
         "torch.nn.LayerNorm(20011)(torch.randn(700,20011))",  # 78 KB a row, two inputs
     ],
 )

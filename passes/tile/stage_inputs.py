@@ -23,15 +23,15 @@ all of (``block_footprint``: RoPE's blocks of 16 rows of a head must not copy th
 128) and the kernel's slabs within ``max_bytes`` (48 KB by default: the most a block may
 hold in static ``__shared__`` arrays, and a slab larger than that costs occupancy a
 memory-bound kernel needs). A kernel's one slab past that budget, a long row, is staged
-too when it fits the target's shared memory (``large_slab_budget``: the opt-in limit,
-227 KB on the H200, on a target with ``cp.async``): the stage is ``async``, filled by
-``cp.async`` with all of a thread's copies in flight (one block an SM cannot keep memory
-busy with loads that wait for their registers), and the kernel's shared memory becomes
-dynamic (``kernel.KernelOp.dynamic_shared_bytes``). A row longer than that is read from
+too when two blocks of it fit the target's shared memory (``large_slab_budget``: 110 KB
+on the H200, on a target with ``cp.async``): the stage is ``async``, filled by ``cp.async``
+with all of a thread's copies in flight (few blocks an SM cannot keep memory busy with
+loads that wait for their registers), and the kernel's shared memory becomes dynamic
+(``kernel.KernelOp.dynamic_shared_bytes``). A row longer than that is read from
 global memory each time (there is no chunked schedule yet). ``_decide`` takes that
-decision for one input; ``unstaged`` gives, after the pass, each input a block re-reads that it left in
-global memory with the reason, which ``deplodock -v`` prints as the pass's notes (the
-write-up's RMSNorm, 256 KB: "its 256 KB stay in L2 between the reads").
+decision for one input; ``unstaged`` gives, after the pass, each input a block re-reads
+that it left in global memory with the reason, which ``deplodock -v`` prints as the pass's
+notes (the write-up's RMSNorm, 256 KB: "its 256 KB stay in L2 between the reads").
 
 A matmul chunked by ``chunk-matmul-k`` gets a slab of each shared operand per K chunk
 instead (``StageKChunks`` in ``stage_k_chunks.py``); the two rules never meet, because a
@@ -72,6 +72,11 @@ DEFAULT_MIN_SOURCE_BYTES = 25 * 1024 * 1024
 
 LARGE_RESERVE_BYTES = 4 * 1024
 """Shared memory a large slab leaves to the kernel's other arrays (a reduction's scratch)."""
+LARGE_BLOCKS_PER_SM = 2
+"""Blocks of a large slab an SM must hold at once. With one, a block's copy-in, compute and
+store do not overlap another's: on the H200 (session 13, ``docs/bench/h200-2026-12-03-s13``)
+rows of 48-78 KB staged ran 1.03-1.50x re-reading them from HBM, rows of 128 KB 0.93-1.00x
+and rows of 196 KB 0.97-1.12x."""
 
 
 def stage_pays(
@@ -93,13 +98,14 @@ def stage_pays(
 
 
 def large_slab_budget(target: Target, element_bytes: int) -> int:
-    """The most a slab past ``max_bytes`` may take (0: none), ``large_slab_pays``'s budget:
-    the target's shared memory less ``LARGE_RESERVE_BYTES``, on a target with ``cp.async``
-    (the fill has every copy of a thread in flight, which a one-block-an-SM kernel needs
-    to keep memory busy) for elements it copies (4 bytes or more)."""
+    """The most a slab past ``max_bytes`` may take (0: none): the target's shared memory
+    shared by ``LARGE_BLOCKS_PER_SM`` blocks, less ``LARGE_RESERVE_BYTES`` each (110 KB on
+    the H200), on a target with ``cp.async`` (the fill has every copy of a thread in
+    flight, which a kernel of few blocks an SM needs to keep memory busy) for elements it
+    copies (4 bytes or more)."""
     if not target.cp_async or element_bytes < 4:
         return 0
-    return target.shared_bytes - LARGE_RESERVE_BYTES
+    return target.shared_bytes // LARGE_BLOCKS_PER_SM - LARGE_RESERVE_BYTES
 
 
 def _uniform_key(expr: AffineExpr, operands, kernel: tile.KernelOp) -> AffineExpr | None:
@@ -192,8 +198,8 @@ def _decide(
     already staged, used by something other than loads, the same elements everywhere).
 
     A slab past ``max_bytes`` that alone fits ``large_bytes`` (``large_slab_budget``) is
-    staged too, ``async``: a row of 50257 floats (196 KB) read from HBM once instead of
-    twice, at one block an SM."""
+    staged too, ``async``: a softmax row of 12289 floats (48 KB) read from HBM once
+    instead of twice, at four blocks an SM, ran 1.5x faster on the H200."""
     uses = [u.operation for u in buffer.uses]
     loads = [u for u in uses if isinstance(u, loop.LoadOp)]
     if not loads or len(loads) != len(uses):
