@@ -554,10 +554,11 @@ class StageOp(IRDLOperation):
                 : memref<1x128x2048xf32> -> memref<8x132xf32>
 
     ``buffers 2`` keeps two copies, chunk ``k`` in copy ``k % 2``, and ``async`` fills it
-    with ``cp.async`` (a stage at the top of the kernel too: ``stage-inputs``' row past 48
-    KB, every copy in flight before one wait), ``tma`` (sm_90) with whole-box TMA copies that complete on an
-    mbarrier: a ``pipeline`` K loop then copies chunk ``k + 1`` while it computes chunk
-    ``k`` (``fill-k-loop`` sets all of them, as ``schedule.fill.plan_fill`` chose). The
+    with ``cp.async`` (a stage at the top of the kernel too: ``stage-inputs``' row past
+    48 KB, every copy in flight before one wait), ``tma`` (sm_90) with whole-box TMA
+    copies that complete on an mbarrier: a ``pipeline`` K loop then copies chunk
+    ``k + 1`` while it computes chunk ``k`` (``fill-k-loop`` sets all of them, as
+    ``schedule.fill.plan_fill`` chose). The
     tile level's meaning is unchanged (the slab at this iteration's origin); materialize
     spells the rotation out.
 

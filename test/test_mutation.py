@@ -11,16 +11,14 @@ fails the test and is shown.
 
 from __future__ import annotations
 
-import os
-
 from deplodock.bench import mutate
 
-MUTANTS_PER_TEXT = 150  # x 4 programs x 5 levels = 3000 mutants
+MUTANTS_PER_TEXT = 60  # x 4 programs x 5 levels = 1200 mutants (3000 before session 13)
 
 
-def test_three_thousand_mutants_end_without_a_traceback() -> None:
-    report = mutate.run(MUTANTS_PER_TEXT, seed=2026, jobs=min(2, os.cpu_count() or 1))
-    assert len(report.outcomes) == 3000
+def test_twelve_hundred_mutants_end_without_a_traceback(jobs: int) -> None:
+    report = mutate.run(MUTANTS_PER_TEXT, seed=2026, jobs=jobs)
+    assert len(report.outcomes) == 1200
     shown = "\n\n".join(
         f"{o.seed} ({o.mode}):\n{o.escaped or o.stderr}" for o in report.tracebacks[:5]
     )
@@ -28,8 +26,8 @@ def test_three_thousand_mutants_end_without_a_traceback() -> None:
     statuses = {o.status for o in report.outcomes}
     assert statuses <= {0, 1, 3}, statuses
     # The mutants must reach every stage: most are refused, some still compile.
-    assert sum(o.status == 0 for o in report.outcomes) > 100
-    assert sum(o.status == 1 for o in report.outcomes) > 1000
+    assert sum(o.status == 0 for o in report.outcomes) > 40
+    assert sum(o.status == 1 for o in report.outcomes) > 400
 
 
 def test_a_traceback_is_caught(monkeypatch) -> None:

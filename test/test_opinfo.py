@@ -10,8 +10,6 @@ made by ``python -m deplodock.bench.opinfo`` (the README gives the commands).
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import torch
 
@@ -25,8 +23,7 @@ PASS_FLOOR = 450
 
 
 @pytest.fixture(scope="module")
-def results() -> list[opinfo.EntryResult]:
-    jobs = min(2, os.cpu_count() or 1)
+def results(jobs: int) -> list[opinfo.EntryResult]:
     return opinfo.run(opinfo.entries(), torch.float32, samples=1, timeout=60, jobs=jobs)
 
 

@@ -30,6 +30,8 @@ def test_decoder_layer_kernels_compile_without_spills(name: str) -> None:
     for op in kernels:
         report = compiled.resources[op.sym_name.data]
         assert not report.spills, f"{op.sym_name.data} spills: {report}"
-        assert report.shared_bytes == op.shared_bytes() - op.dynamic_shared_bytes(), op.sym_name.data
+        assert report.shared_bytes == op.shared_bytes() - op.dynamic_shared_bytes(), (
+            op.sym_name.data
+        )
     vectorised = [op for op in module.walk() if isinstance(op, kernel.ForOp) and op.vector]
     assert vectorised, "no kernel of the layer takes float4 steps"

@@ -155,3 +155,39 @@ def test_long_softmax_rows_run_correct_with_wide_groups() -> None:
     assert k.block_shape[0] == 512
     for out, ref in zip(run_forward(module, inputs), want, strict=True):
         assert relative_error(np.asarray(out), ref) <= 1e-5
+
+
+SIBLINGS = {  # independent reductions fusion puts in one kernel
+    "two_sums": "torch.randn(30,70).sum() + torch.randn(500).sum()",
+    "sum_and_max": "torch.randn(7,300).sum() * torch.randn(41,13).amax()",
+}
+
+
+@pytest.mark.parametrize("name", list(SIBLINGS))
+def test_sibling_reductions_are_each_chunked(name: str) -> None:
+    """``chunk-reduce`` splits each of a kernel's independent reductions across blocks (a
+    chunk kernel each, the kernel combines both), and the result is PyTorch's."""
+    from deplodock.passes.tile.chunk_reduce import ChunkReduce
+
+    module, inputs, want = _lowered(SIBLINGS[name])
+    (fused,) = [k for k in module.walk() if isinstance(k, loop.KernelOp)]
+    assert sum(isinstance(o, loop.ForOp) and o.is_reduce for o in fused.body.block.ops) == 2
+    lower(module, to="kernel", options={"chunk-reduce": ChunkReduce(chunks=3)}, guard=False)
+    names = sorted(k.sym_name.data for k in module.walk() if isinstance(k, kernel.KernelOp))
+    assert len(names) == 3 and sum(n.endswith(("_chunks", "_chunks2")) for n in names) == 2, names
+    for out, ref in zip(run_forward(module, inputs), want, strict=True):
+        assert relative_error(np.asarray(out), ref) <= 1e-5
+
+
+def test_two_large_sums_fill_the_gpu() -> None:
+    """The program the roofline guard caught: two sums of 16M and 20K floats added, fused
+    into one kernel that ran on one block (528x its roofline); now each sum is chunked
+    across blocks by the planner's own choice, and no kernel is beyond the guard."""
+    from deplodock.passes.tile.schedule.estimate import beyond_guard, kernel_estimate
+
+    captured = capture_expression("torch.randn(4096,4096).sum() + torch.randn(20000).sum()")
+    module = import_program(captured.program).module
+    lower(module, to="kernel")
+    kernels = [k for k in module.walk() if isinstance(k, kernel.KernelOp)]
+    assert max(k.grid_shape[0] for k in kernels) >= 132, [k.grid_shape for k in kernels]
+    assert not [k.sym_name.data for k in kernels if beyond_guard(kernel_estimate(k))]

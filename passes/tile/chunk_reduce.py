@@ -26,7 +26,10 @@ block re-combines the ``C`` partials, which costs ``C`` reads.
 Which reduce loops qualify: at the top level of a kernel with only free axes (before
 ``cooperative-reduce``), reading only the kernel's axes, inputs and constants (softmax's
 exp-sum reads the max computed before it, so only its max would qualify, and the pass
-leaves such kernels whole: a chunked max alone saves nothing). How many chunks is the cost
+leaves such kernels whole: a chunked max alone saves nothing). A kernel of several such
+reductions, independent of each other (fusion put ``x.sum() + y.sum()`` in one kernel), has
+each split on its own (the roofline guard found the two sums on one block, 528x their
+roofline). How many chunks is the cost
 function ``chunks_for``; ``chunks`` overrides it (1 turns the pass off). With ``kernels``
 named, those kernels are split even into one chunk: fission, the inverse of fusing a
 reduction into its consumer, for a fused kernel that does not fit (``compile_fitting``).
@@ -284,16 +287,21 @@ class ChunkReduce(ModulePass):
             reduces = [
                 o for o in kernel.body.block.ops if isinstance(o, loop.ForOp) and o.is_reduce
             ]
-            if len(reduces) != 1 or not reads_only_inputs(kernel, reduces[0]):
+            if not reduces or not all(reads_only_inputs(kernel, r) for r in reduces):
                 continue
             rows = 1
             for _, extent, _ in kernel.axes:
                 rows *= extent
-            columns = walks_columns(kernel, reduces[0])
-            plan = column_chunks_for if columns else chunks_for
-            chunks = self.chunks or plan(rows, reduces[0].extent, target)
-            wanted = chunks > 1 or bool(self.kernels)
-            ragged = reduces[0].extent % chunks != 0
-            if wanted and not (ragged and _chunked_free_loops(kernel, reduces[0])):
-                # a column reduction keeps its outputs innermost: the chunk axis goes first
-                split(kernel, reduces[0], chunks, chunk_first=columns)
+            # Independent reductions fused into one kernel (``x.sum() + y.sum()``) are
+            # each split on their own; only a kernel's one reduction chunks its tail too.
+            for reduce in reduces:
+                kernel = reduce.parent_op()
+                assert isinstance(kernel, tile.KernelOp)
+                columns = walks_columns(kernel, reduce)
+                plan = column_chunks_for if columns else chunks_for
+                chunks = self.chunks or plan(rows, reduce.extent, target)
+                wanted = chunks > 1 or bool(self.kernels)
+                ragged = reduce.extent % chunks != 0
+                if wanted and not (ragged and _chunked_free_loops(kernel, reduce)):
+                    # a column reduction keeps its outputs innermost: the chunk axis first
+                    split(kernel, reduce, chunks, chunk_first=columns)
