@@ -4,13 +4,15 @@ and torch.compile in one run.
 
     python3 docs/bench/h200-2026-12-03-s13/large_rows.py [CASE ...]      # default: all
 
-Each case is lowered two ways through the passes' own options: ``large`` (the default
-pipeline of session 13) and ``global`` (``stage-inputs{large=false}``: the row re-read
-from HBM, the code before). Every variant is checked against eager (max |got - want| /
-max |want| <= 1e-5) on fresh inputs, then all are timed with ``time_graphs`` in one run.
-One line a case: each variant's µs, eager's and torch.compile's, the best variant's
-speedups and its GB/s (each input read once, the output written once) against the
-measured copy bandwidth; its notes give each variant's kernels (name, grid, block).
+Each case is lowered two ways through the passes' own options (``variants``): ``large``
+(the default pipeline of session 13) and ``global`` (``stage-inputs{large=false}``: the
+row re-read from HBM, the code before); ``two_sums`` (two independent sums fused into one
+kernel) ``chunked`` against ``one-block``. Every variant is checked against eager (max
+|got - want| / max |want| <= 1e-5) on fresh inputs, then all are timed with
+``time_graphs`` in one run. One line a case: each variant's µs, eager's and
+torch.compile's, the best variant's speedups and its GB/s (each input read once, the
+output written once) against the measured copy bandwidth; its notes give each variant's
+kernels (name, grid, block, dynamic shared bytes).
 """
 
 import sys
@@ -36,6 +38,12 @@ CASES = {  # name: (function, input makers)
         lambda x, w: F.rms_norm(x, (32768,), w),
         [lambda: torch.randn(4096, 32768), lambda: torch.randn(32768)],
     ),
+    "softmax_24000": (lambda x: torch.softmax(x, -1), [lambda: torch.randn(8192, 24000)]),
+    "softmax_28000": (lambda x: torch.softmax(x, -1), [lambda: torch.randn(8192, 28000)]),
+    "two_sums": (
+        lambda x, y: x.sum() + y.sum(),
+        [lambda: torch.randn(16384, 16384), lambda: torch.randn(20000)],
+    ),
     "cross_entropy": (
         lambda x, t: F.cross_entropy(x, t),
         [lambda: torch.randn(8192, 32001), lambda: torch.randint(0, 32001, (8192,))],
@@ -52,9 +60,15 @@ class Fn(torch.nn.Module):
         return self.fn(*xs)
 
 
-def variants():
+def variants(name: str):
+    """The default pipeline against the code before it: rows re-read from global memory
+    (``stage-inputs{large=false}``); for ``two_sums`` the fused kernel left whole
+    (``chunk-reduce{chunks=1}``, what chunk-reduce did with two reductions before)."""
+    from deplodock.passes.tile.chunk_reduce import ChunkReduce
     from deplodock.passes.tile.stage_inputs import StageInputs
 
+    if name == "two_sums":
+        return {"chunked": {}, "one-block": {"chunk-reduce": ChunkReduce(chunks=1)}}
     return {"large": {}, "global": {"stage-inputs": StageInputs(large=False)}}
 
 
@@ -64,7 +78,7 @@ def build(module, inputs, options):
     from deplodock.pipeline import lower
 
     imported = import_program(export_module(module, tuple(inputs), "rows"))
-    lowered = lower(imported.module, to="kernel", options=options)
+    lowered = lower(imported.module, to="kernel", options=options, guard=False)
     return CompiledProgram(lowered, arch="sm_90", cache=False)
 
 
@@ -84,7 +98,7 @@ def run_case(name: str, bandwidth: float) -> str:
     inputs = [m().cuda() for m in makers]
     want = module(*inputs)
     candidates, notes = {}, []
-    for label, options in variants().items():
+    for label, options in variants(name).items():
         started = time.perf_counter()
         try:
             program = build(module, inputs, options)
