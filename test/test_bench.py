@@ -709,3 +709,16 @@ def test_sweep_builds_padded_and_whole_k_variants() -> None:
         assert not any(r.spills for r in compiled.resources.values())
         (got,) = run_forward(module, [x, w])
         np.testing.assert_allclose(got, x @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_variants_tool_builds_each_variant_through_options() -> None:
+    """``bench.variants.build``: the options reach the passes, the guard stays out of the
+    way (a one-block sum forced by ``chunk-reduce{chunks=1}`` is kept, not replaced)."""
+    from deplodock.bench.variants import _Fn, build
+    from deplodock.passes.tile.chunk_reduce import ChunkReduce
+
+    module, inputs = _Fn(lambda x: x.sum()), [torch.randn(1 << 20)]
+    forced = build(module, inputs, {"chunk-reduce": ChunkReduce(chunks=1)})
+    planned = build(module, inputs, {})
+    assert [k.grid_shape[0] for k in forced.kernels] == [1]
+    assert len(planned.kernels) == 2 and planned.kernels[0].grid_shape[0] > 1
