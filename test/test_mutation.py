@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from deplodock.bench import mutate
 
-MUTANTS_PER_TEXT = 60  # x 4 programs x 5 levels = 1200 mutants (3000 before session 13)
+MUTANTS_PER_TEXT = 30  # x 4 programs x 5 levels = 600 mutants (3000 before session 13)
 
 
-def test_twelve_hundred_mutants_end_without_a_traceback(jobs: int) -> None:
+def test_six_hundred_mutants_end_without_a_traceback(jobs: int) -> None:
     report = mutate.run(MUTANTS_PER_TEXT, seed=2026, jobs=jobs)
-    assert len(report.outcomes) == 1200
+    assert len(report.outcomes) == 600
     shown = "\n\n".join(
         f"{o.seed} ({o.mode}):\n{o.escaped or o.stderr}" for o in report.tracebacks[:5]
     )
@@ -26,8 +26,8 @@ def test_twelve_hundred_mutants_end_without_a_traceback(jobs: int) -> None:
     statuses = {o.status for o in report.outcomes}
     assert statuses <= {0, 1, 3}, statuses
     # The mutants must reach every stage: most are refused, some still compile.
-    assert sum(o.status == 0 for o in report.outcomes) > 40
-    assert sum(o.status == 1 for o in report.outcomes) > 400
+    assert sum(o.status == 0 for o in report.outcomes) > 20
+    assert sum(o.status == 1 for o in report.outcomes) > 200
 
 
 def test_a_traceback_is_caught(monkeypatch) -> None:
