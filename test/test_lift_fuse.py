@@ -870,6 +870,38 @@ class RandomProgram:
         )
 
 
+@pytest.mark.parametrize(
+    "view",
+    [
+        "(d0, d1) -> (d1) : tensor<1xf32> -> tensor<2x1xf32>",
+        "(d0, d1) -> (d0) : tensor<1xf32> -> tensor<1x3xf32>",
+    ],
+)
+def test_a_sum_over_a_broadcast_axis_counts_it(view: str) -> None:
+    """The tensor interpreter's einsum shortcut for a summed product of two views (found by
+    hypothesis, seed 1): an axis both views broadcast holds copies, so a sum over it counts
+    each copy (2x x^2, not x^2) and a kept one stays (no einsum error); the lifted loops agree."""
+    shape = view.rsplit("tensor<", 1)[1].rstrip(">")
+    kept = shape.split("x")[1]  # the product is (summed, kept)
+    text = f"""
+func.func @forward(%in0: tensor<1xf32>) -> tensor<{kept}xf32> {{
+  %v5 = ten.index_map %in0 {view}
+  %v6 = ten.map(%v5, %v5) : tensor<{shape}>, tensor<{shape}> -> tensor<{shape}> {{
+  ^bb0(%s0: f32, %s1: f32):
+    %r = arith.mulf %s0, %s1 : f32
+    ten.yield %r : f32
+  }}
+  %v7 = ten.reduce add %v6 dims [0] : tensor<{shape}> -> tensor<{kept}xf32>
+  func.return %v7 : tensor<{kept}xf32>
+}}"""
+    x = np.array([0.5], np.float32)
+    want = np.full(int(kept), int(shape.split("x")[0]) * 0.25, np.float32)
+    (got,) = run_forward(parse(text), [x])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    (loops,) = run_forward(lifted(text), [x])
+    np.testing.assert_allclose(loops, want, rtol=1e-6)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.randoms(use_true_random=False))
 def test_random_programs_keep_their_meaning(rng) -> None:

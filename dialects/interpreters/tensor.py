@@ -190,6 +190,11 @@ def _contracted_product(op: MapOp) -> tuple[IndexMapOp, IndexMapOp] | None:
     views = [v.owner for v in op.inputs]
     if not all(isinstance(v, IndexMapOp) and _source_dims(v) is not None for v in views):
         return None
+    # Every axis of the product must come from a view: an axis both broadcast (a copy of
+    # the same values) would be dropped by the einsum, or counted once when summed.
+    covered = {d for v in views for d in _source_dims(v) or () if d is not None}
+    if covered != set(range(len(op.result.type.get_shape()))):  # type: ignore[union-attr]
+        return None
     return views[0], views[1]  # type: ignore[return-value]
 
 
