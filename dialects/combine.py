@@ -272,7 +272,18 @@ def cuda_online_step(
         f"const bool {up} = {x} > {m};",
         f"const {ctype} {own} = {x} - {x} + {one};",
     ]
-    for a, v in zip(accs[1:], values[1:], strict=True):
+    pairs = list(zip(accs[1:], values[1:], strict=True))
+    if len(pairs) == 1:
+        ((a, v),) = pairs
         lines.append(f"{a} = {up} ? {a} * {e} + {v} * {own} : {a} + {v} * {e};")
+    else:
+        # Many sums (attention's value columns): a branch, so a step whose maximum
+        # holds (most of them, once a row's first scores are in) costs one multiply-add
+        # a sum, where selecting between the two forms computes both.
+        lines.append(f"if ({up}) {{")
+        lines += [f"  {a} = {a} * {e} + {v} * {own};" for a, v in pairs]
+        lines.append("} else {")
+        lines += [f"  {a} = {a} + {v} * {e};" for a, v in pairs]
+        lines.append("}")
     lines.append(f"{m} = {up} || {x} != {x} ? {x} : {m};")
     return lines

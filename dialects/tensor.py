@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    AnyFloat,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IndexType,
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
@@ -37,6 +39,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -230,6 +233,117 @@ class ReduceOp(IRDLOperation):
             attributes=attrs,
         )
         return op
+
+
+@irdl_op_definition
+class SoftmaxSumOp(IRDLOperation):
+    """``%o = ten.softmax_sum %s, %v dim 3 : tensor<2x5x7xf32>, tensor<2x5x7x16xf32> ->
+    tensor<2x5x16xf32>``: the sum over axis ``dim`` of ``softmax(s)`` along that axis
+    times ``v``, column by column: ``o[k.., c] = sum_r exp(s[k.., r] - m) / l * v[k.., r, c]``
+    with ``m`` and ``l`` the max and exp-sum of ``s[k.., :]``.
+
+    ``v`` has one axis more than ``s``, its last (the value columns ``c``); its first axes
+    line up with ``s``'s. The softmax weights do not depend on ``c``, which is the point:
+    attention's ``softmax(q k^T) v`` written so that the weights of a row are computed
+    once for all its columns, in one pass with a running max (the online group of
+    ``dialects/combine.py``), and never stored (the ``softmax-sum`` pass makes it from a
+    softmax followed by a product summed over the same axis)."""
+
+    name = "ten.softmax_sum"
+    dim = prop_def(IntegerAttr)
+    safe = opt_prop_def(UnitAttr)
+    """A row whose scores are all -inf gives 0 (PyTorch's ``_safe_softmax`` under an
+    explicit mask), where the plain formula gives the mean of its values."""
+    scores = operand_def(TensorType)
+    values = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, scores: SSAValue, values: SSAValue, dim: int, safe: bool = False):
+        shape = _shape(values)
+        kept = [s for i, s in enumerate(shape) if i != dim]
+        properties: dict[str, Attribute] = {"dim": IntegerAttr(dim, i64)}
+        if safe:
+            properties["safe"] = UnitAttr()
+        super().__init__(
+            operands=[scores, values],
+            result_types=[TensorType(_element(values.type), kept)],
+            properties=properties,
+        )
+
+    @property
+    def reduced_dim(self) -> int:
+        return self.dim.value.data
+
+    def verify_(self) -> None:
+        scores, values = _shape(self.scores), _shape(self.values)
+        dim = self.reduced_dim
+        if len(values) != len(scores) + 1 or values[:-1] != scores:
+            raise VerifyException(
+                f"ten.softmax_sum: values {values} must be the scores' shape {scores} "
+                "plus a last axis of value columns"
+            )
+        if not 0 <= dim < len(scores):
+            raise VerifyException(
+                f"ten.softmax_sum: dim {dim} is not an axis of the rank-{len(scores)} scores"
+            )
+        expected = tuple(s for i, s in enumerate(values) if i != dim)
+        if _shape(self.result) != expected:
+            raise VerifyException(
+                f"ten.softmax_sum: reducing dim {dim} of {values} gives {expected}, "
+                f"not {_shape(self.result)}"
+            )
+        element = _element(self.result.type)
+        if not isinstance(element, AnyFloat) or {
+            _element(self.scores.type),
+            _element(self.values.type),
+        } != {element}:
+            raise VerifyException(
+                "ten.softmax_sum: scores, values and result are floats of one type"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.scores)
+        printer.print_string(", ")
+        printer.print_ssa_value(self.values)
+        printer.print_string(f" dim {self.reduced_dim}")
+        if self.safe is not None:
+            printer.print_string(" safe")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.scores.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.values.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SoftmaxSumOp:
+        scores = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        values = parser.parse_unresolved_operand()
+        parser.parse_keyword("dim")
+        dim = parser.parse_integer()
+        properties: dict[str, Attribute] = {"dim": IntegerAttr(dim, i64)}
+        if parser.parse_optional_keyword("safe") is not None:
+            properties["safe"] = UnitAttr()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        scores_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        values_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        operands = parser.resolve_operands(
+            [scores, values], [scores_type, values_type], parser.pos
+        )
+        return cls.create(
+            operands=operands,
+            result_types=[result_type],
+            properties=properties,
+            attributes=attrs,
+        )
 
 
 @irdl_op_definition
@@ -473,4 +587,4 @@ class GatherOp(IRDLOperation):
         return op
 
 
-Ten = Dialect("ten", [MapOp, YieldOp, ReduceOp, IndexMapOp, ConstantOp, IotaOp, GatherOp])
+Ten = Dialect("ten", [MapOp, YieldOp, ReduceOp, SoftmaxSumOp, IndexMapOp, ConstantOp, IotaOp, GatherOp])

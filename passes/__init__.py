@@ -24,6 +24,7 @@ from xdsl.passes import ModulePass
 # takes the next free number of its level; a number is never reused.
 PIPELINE: tuple[tuple[str, int, str, str], ...] = (
     ("tensor", 1, "decompose", "deplodock.passes.torch.decompose:Decompose"),
+    ("tensor", 2, "softmax-sum", "deplodock.passes.tensor.softmax_sum:SoftmaxSum"),
     ("loop", 1, "lift-to-loop", "deplodock.passes.tensor.lift_to_loop:LiftToLoop"),
     ("loop", 2, "fuse", "deplodock.passes.loop.fuse:Fuse"),
     ("loop", 3, "online-softmax", "deplodock.passes.loop.online_softmax:OnlineSoftmax"),

@@ -42,6 +42,7 @@ from deplodock.dialects.tensor import (
     IotaOp,
     MapOp,
     ReduceOp,
+    SoftmaxSumOp,
     YieldOp,
 )
 
@@ -90,6 +91,27 @@ class TensorFunctions(InterpreterFunctions):
             identity = identity_attr(op.kind.data, op.result.type.element_type)
             return (_as(identity.value.data, op.result),)
         out = kind.numpy_reduce(x, axis=op.reduced_dims)
+        return (_as(out, op.result),)
+
+    @impl(SoftmaxSumOp)
+    def run_softmax_sum(
+        self, interpreter: Interpreter, op: SoftmaxSumOp, args: PythonValues
+    ) -> PythonValues:
+        """The online group's answer (``combine.reduce_arrays``): weights ``exp(s - max)``
+        (1 each in a row of -inf scores), their sum ``l``, and ``sum_r w * v / l``, as one
+        einsum over the columns (``v`` is often a broadcast view); 0 for a row of -inf
+        scores when ``safe``."""
+        r = op.reduced_dim
+        s = np.moveaxis(np.asarray(args[0]), r, -1)
+        v = np.moveaxis(np.asarray(args[1]), r, -2)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            m = np.max(s, axis=-1, keepdims=True)
+            empty = (s == m) & (m == -np.inf)
+            w = np.where(empty, np.ones((), s.dtype), np.exp(s - m))
+            total = np.sum(w, axis=-1)
+            out = np.einsum("...r,...rc->...c", w, v) / total[..., None]
+            if op.safe is not None:
+                out = np.where(m == -np.inf, np.zeros((), out.dtype), out)
         return (_as(out, op.result),)
 
     @impl(IndexMapOp)

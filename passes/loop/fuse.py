@@ -121,6 +121,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import index_map_for
 from deplodock.dialects.clone import clone_region, same
+from deplodock.dialects.combine import ONLINE_MAX
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import merge_locations
 from deplodock.passes.loop.cost import (
@@ -888,17 +889,44 @@ def reduce_runs(kernel: KernelOp) -> int:
 
 
 def nested_reduces(kernel: KernelOp) -> int:
-    """Reduce loops of ``kernel`` inside another reduce loop."""
+    """Reduce loops of ``kernel`` inside another reduce loop, but for an online group's
+    (``weighs_scores``)."""
     count = 0
     for op in kernel.walk():
         if isinstance(op, ForOp) and op.is_reduce:
             parent = op.parent_op()
             while parent is not None and parent is not kernel:
                 if isinstance(parent, ForOp) and parent.is_reduce:
-                    count += 1
+                    count += not weighs_scores(parent)
                     break
                 parent = parent.parent_op()
     return count
+
+
+def weighs_scores(loop_op: ForOp) -> bool:
+    """Whether ``loop_op`` is an online group's walk over a row (``ten.softmax_sum``'s):
+    its scores are meant to be computed inside it, a matmul's dot products included, so
+    that attention's S x S scores never reach memory (``fusion_cost`` lets them in)."""
+    return ONLINE_MAX in loop_op.kinds
+
+
+def _weighs_only(kernel: KernelOp) -> bool:
+    """Every top-level reduce loop of ``kernel`` is an online group's."""
+    loops = [
+        op
+        for op in kernel.walk()
+        if isinstance(op, ForOp) and op.is_reduce and not _inside_reduce(op, kernel)
+    ]
+    return bool(loops) and all(weighs_scores(op) for op in loops)
+
+
+def _inside_reduce(op: Operation, kernel: KernelOp) -> bool:
+    parent = op.parent_op()
+    while parent is not None and parent is not kernel:
+        if isinstance(parent, ForOp) and parent.is_reduce:
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def duplication_problem(producer: KernelOp, consumer: KernelOp) -> str | None:
@@ -988,14 +1016,16 @@ def fusion_cost(
     Six refusals:
     * matmul and reduction: one side holds a contraction (``has_contraction``) and the
       other a reduction (the gated MLP's second matmul, before its product is fused in);
-      one kernel would force one schedule on both loops, and no K split;
+      one kernel would force one schedule on both loops, and no K split. Not when the
+      consumer's reductions are online groups (``weighs_scores``): attention's scores
+      move into the walk that weighs them;
     * reductions: the producer's reduce loops would run more often than in the producer
       (a reduce loop left, after hoisting, inside a loop it does not depend on: each
       result element reduced again per consumer element that reads it);
     * nested reductions (unless ``nest_reductions``): the fused kernel holds more reduce
       loops inside other reduce loops than the two kernels apart (a reduction over a
       reduction's results, which would walk the inner reductions serially under few
-      outputs);
+      outputs), an online group's walk aside (``nested_reduces``);
     * duplication: the producer keeps other users and is not cheap to copy
       (``duplication_problem``);
     * recompute: the fused kernel's arithmetic would exceed ``max_recompute`` times the
@@ -1020,7 +1050,7 @@ def fusion_cost(
                 f"(limit {options.max_reduce_recompute:g}x)",
             )
     if options.matmul_alone and (
-        (has_contraction(producer) and reduce_runs(consumer))
+        (has_contraction(producer) and reduce_runs(consumer) and not _weighs_only(consumer))
         or (reduce_runs(producer) and has_contraction(consumer))
     ):
         return FusionDecision(

@@ -73,7 +73,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from deplodock.dialects import tensor as ten
-from deplodock.dialects.combine import identity_attr
+from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, identity_attr
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import origins
 
@@ -275,6 +275,99 @@ class LiftReduce(RewritePattern):
         rewriter.replace(op, k.op)
 
 
+MAX_VALUE_COLUMNS = 128
+"""The most value columns one ``ten.softmax_sum`` row accumulates in one walk of its row."""
+
+
+def value_columns(columns: int, most: int = MAX_VALUE_COLUMNS) -> int:
+    """How many of a ``ten.softmax_sum``'s value columns one walk over a row accumulates:
+    the largest divisor of ``columns`` up to ``most``. Each walk computes the row's
+    weights again, so fewer walks save work (attention's scores: head dims of 64 and 128
+    are one walk); each column is an accumulator a thread keeps, so ``most`` bounds the
+    registers (a head dim of 1024 is 8 walks of 128)."""
+    return max(d for d in range(1, min(columns, most) + 1) if columns % d == 0)
+
+
+@dataclass
+class LiftSoftmaxSum(RewritePattern):
+    """``ten.softmax_sum`` → free loops over the kept axes (and over blocks of value
+    columns, ``value_columns``), one loop over the reduced axis of the online group,
+    ``reduce(online_max, online_sum, online_sum..)``: it yields the score, a 1 (the
+    weights' sum) and the row's value in each column of the block; after it each column's
+    accumulator over the sum is stored (0 for a row of -inf scores when ``safe``)."""
+
+    names: KernelNames
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ten.SoftmaxSumOp, rewriter: PatternRewriter) -> None:
+        k = _Kernel.create(
+            self.names.fresh(_hint(op.result, "softmax_sum")), [op.scores, op.values], op.result
+        )
+        shape = _shape(op.values)
+        dim, columns = op.reduced_dim, shape[-1]
+        width = value_columns(columns)
+        body, kept = k.free_nest([n for i, n in enumerate(shape[:-1]) if i != dim])
+        block_iv = None
+        if columns > width:
+            block_loop = k.loop(body, columns // width)
+            body, block_iv = block_loop.body.block, block_loop.induction_var
+        element = op.result.type.element_type  # type: ignore[union-attr]
+        kinds = [ONLINE_MAX] + [ONLINE_SUM] * (1 + width)
+        row = ForOp(0, shape[dim], reduce=kinds, result_types=[element] * len(kinds))
+        row.induction_var.name_hint = f"a{k.next_iv}"
+        k.next_iv += 1
+        body.add_op(row)
+        ivs = list(kept)
+        ivs.insert(dim, row.induction_var)
+        s_map, s_operands = access(ivs)
+        score = LoadOp(k.buffers[op.scores], s_map, s_operands)
+        score.result.name_hint = "score"
+        one = arith.ConstantOp(FloatAttr(1.0, element))
+        one.result.name_hint = "one"
+        row.body.block.add_ops([score, one])
+        loads = []
+        for c in range(width):
+            v_map, v_operands = _column_access(ivs, block_iv, width, c)
+            load = LoadOp(k.buffers[op.values], v_map, v_operands)
+            load.result.name_hint = "value"
+            loads.append(load)
+        row.body.block.add_ops(loads)
+        row.body.block.add_op(YieldOp(score.result, one.result, *(x.result for x in loads)))
+        maximum, total, *sums = row.results
+        maximum.name_hint, total.name_hint = "max", "sum"
+        for c, acc in enumerate(sums):
+            acc.name_hint = "acc"
+            mean = arith.DivfOp(acc, total)
+            body.add_op(mean)
+            value = mean.result
+            if op.safe is not None:
+                inf = arith.ConstantOp(FloatAttr(float("-inf"), element))
+                empty = arith.CmpfOp(maximum, inf.result, "oeq")
+                zero = arith.ConstantOp(FloatAttr(0.0, element))
+                pick = arith.SelectOp(empty.result, zero.result, mean.result)
+                body.add_ops([inf, empty, zero, pick])
+                value = pick.result
+            value.name_hint = _hint(op.result, "out")
+            out_map, out_operands = _column_access(kept, block_iv, width, c)
+            body.add_op(StoreOp(value, k.out, out_map, out_operands))
+        _finish(k, op, "softmax_sum")
+        rewriter.replace(op, k.op)
+
+
+def _column_access(
+    ivs: Sequence[SSAValue | None], block_iv: SSAValue | None, width: int, column: int
+) -> tuple[AffineMap, list[SSAValue]]:
+    """The identity access over ``ivs`` and one more, last index: value column
+    ``block * width + column`` (``column`` alone without a block loop)."""
+    map_, operands = access(ivs)
+    if block_iv is None:
+        last: AffineExpr = AffineExpr.constant(column)
+    else:
+        last = AffineExpr.dimension(len(operands)) * width + column
+        operands = [*operands, block_iv]
+    return AffineMap(len(operands), 0, (*map_.results, last)), operands
+
+
 @dataclass
 class LiftIndexMap(RewritePattern):
     names: KernelNames
@@ -393,7 +486,15 @@ class LiftGather(RewritePattern):
         rewriter.replace(op, k.op)
 
 
-_TEN_OPS = (ten.MapOp, ten.ReduceOp, ten.IndexMapOp, ten.ConstantOp, ten.IotaOp, ten.GatherOp)
+_TEN_OPS = (
+    ten.MapOp,
+    ten.ReduceOp,
+    ten.SoftmaxSumOp,
+    ten.IndexMapOp,
+    ten.ConstantOp,
+    ten.IotaOp,
+    ten.GatherOp,
+)
 
 
 @dataclass
@@ -437,6 +538,7 @@ class LiftToLoop(ModulePass):
                 LiftEmpty(names),
                 LiftMap(names),
                 LiftReduce(names),
+                LiftSoftmaxSum(names),
                 LiftIndexMap(names),
                 LiftSplat(names),
                 LiftIota(names),

@@ -1,0 +1,159 @@
+"""Fused attention: ``softmax-sum`` folds a softmax summed against values into one
+``ten.softmax_sum``, lowered as one kernel whose walk over a row keeps a running max, the
+weights' sum and the weighted values (the online group), so the scores are never stored.
+
+Each program is captured from PyTorch, the pass must change it (a ``ten.softmax_sum``
+appears, the softmax's reductions go) and the tensor interpreter must give PyTorch's
+answer before and after; the whole pipeline then runs and the kernel level (SIMT, race
+checker on) must too, at small and irregular shapes: sequence lengths 1, primes and one
+more than a group of threads, head dims 16-128 and a head dim split over walks (1024 is 8
+walks of 128), causal or not, grouped-query heads, boolean and additive masks, a row
+with every key masked out. Programs the pass must leave alone are left byte for byte.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from xdsl.dialects.builtin import ModuleOp
+
+from deplodock.dialects import kernel, make_context
+from deplodock.dialects import tensor as ten
+from deplodock.dialects.interpreters.run import run_forward
+from deplodock.frontends.export import import_program
+from deplodock.frontends.expression import capture_expression
+from deplodock.passes.tensor.lift_to_loop import value_columns
+from deplodock.passes.tensor.softmax_sum import SoftmaxSum
+from deplodock.pipeline import lower
+from deplodock.reference import fresh_inputs, relative_error
+
+SDPA = "torch.nn.functional.scaled_dot_product_attention"
+
+
+def _sdpa(b, hq, hkv, sq, sk, d, extra="", dv=None):
+    dv = dv or d
+    return (
+        f"{SDPA}(torch.randn({b},{hq},{sq},{d}), torch.randn({b},{hkv},{sk},{d}), "
+        f"torch.randn({b},{hkv},{sk},{dv}){extra})"
+    )
+
+
+FOLDED = {
+    "causal_gqa": _sdpa(1, 8, 2, 37, 37, 16, ", is_causal=True, enable_gqa=True"),
+    "plain": _sdpa(2, 3, 3, 5, 11, 32),
+    "one_query": _sdpa(1, 4, 4, 1, 67, 64),
+    "one_key": _sdpa(1, 2, 2, 7, 1, 16),
+    "causal_33": _sdpa(1, 2, 2, 33, 33, 128, ", is_causal=True"),
+    "additive_mask": _sdpa(1, 2, 2, 9, 13, 16, ", attn_mask=torch.randn(9,13)"),
+    "boolean_mask": _sdpa(1, 2, 2, 9, 13, 16, ", attn_mask=torch.rand(9,13) > 0.4"),
+    "value_dim_differs": _sdpa(1, 2, 2, 6, 10, 16, dv=24),
+    "head_dim_1024": _sdpa(1, 1, 1, 3, 5, 1024),
+    "hand_written": (
+        "torch.softmax(torch.randn(2,9,16) @ torch.randn(2,13,16).transpose(-1,-2) * 0.25, -1)"
+        " @ torch.randn(2,13,8)"
+    ),
+}
+LEFT = {
+    "probabilities_returned": (
+        "(lambda p: (p, p @ torch.randn(2,13,8)))(torch.softmax(torch.randn(2,9,13), -1))"
+    ),
+    "softmax_alone": "torch.softmax(torch.randn(4,33), -1)",
+    "sum_over_another_axis": "(torch.softmax(torch.randn(3,5,7), 1)[..., None] * torch.randn(3,5,7,2)).sum(2)",
+}
+
+
+def _to_tensor(expr: str):
+    captured = capture_expression(expr)
+    imported = import_program(captured.program)
+    module = lower(imported.module, to="tensor", until="softmax-sum")
+    args, _, reference = fresh_inputs(captured, imported.func, 3, device="cpu")
+    return module, [a.numpy() for a in args], [w.numpy() for w in reference()]
+
+
+def _close(got, want, rtol: float = 1e-5) -> None:
+    for out, ref in zip(got, want, strict=True):
+        assert relative_error(np.asarray(out), ref) <= rtol
+
+
+def _count(module: ModuleOp, kind) -> int:
+    return sum(isinstance(o, kind) for o in module.walk())
+
+
+@pytest.mark.parametrize("name", list(FOLDED))
+def test_softmax_sum_folds_and_preserves_meaning(name: str) -> None:
+    module, inputs, want = _to_tensor(FOLDED[name])
+    assert _count(module, ten.SoftmaxSumOp) == 0
+    _close(run_forward(module, inputs), want)
+    SoftmaxSum().apply(make_context(), module)
+    module.verify()
+    assert _count(module, ten.SoftmaxSumOp) == 1, "the softmax and its product were not folded"
+    assert not any(isinstance(o, ten.ReduceOp) and o.kind.data == "max" for o in module.walk())
+    _close(run_forward(module, inputs), want)
+    lower(module, to="kernel")
+    _close(run_forward(module, inputs), want)
+    if name != "head_dim_1024":  # 8 walks of 128 columns: one kernel too, but not asserted
+        kernels = [k for k in module.walk() if isinstance(k, kernel.KernelOp)]
+        assert len(kernels) == 1, [k.sym_name.data for k in kernels]
+
+
+@pytest.mark.parametrize("name", list(LEFT))
+def test_softmax_sum_leaves_other_programs(name: str) -> None:
+    module, _, _ = _to_tensor(LEFT[name])
+    before = str(module)
+    SoftmaxSum().apply(make_context(), module)
+    assert str(module) == before
+
+
+def test_scores_never_stored() -> None:
+    """Causal grouped-query attention is one kernel reading q, k and v and writing the
+    output: no buffer of the S x S scores or probabilities exists at the kernel level."""
+    expr = _sdpa(1, 4, 2, 29, 29, 16, ", is_causal=True, enable_gqa=True")
+    captured = capture_expression(expr)
+    module = import_program(captured.program).module
+    lower(module, to="kernel")
+    (k,) = [o for o in module.walk() if isinstance(o, kernel.KernelOp)]
+    shapes = [tuple(v.type.get_shape()) for v in [*k.inputs, *k.results]]
+    assert shapes == [(1, 4, 29, 16), (1, 2, 29, 16), (1, 2, 29, 16), (1, 4, 29, 16)]
+
+
+def test_rows_with_every_key_masked_give_zero() -> None:
+    """PyTorch's safe softmax: a query whose boolean mask row is all False gives 0 (the
+    fold keeps that, ``safe``); the others attend as usual."""
+    q, k, v = (torch.randn(1, 2, 6, 16) for _ in range(3))
+    mask = torch.rand(6, 6) > 0.3
+    mask[2] = False
+    mask[:, 0] |= torch.arange(6) != 2  # every other row keeps a key
+    expr = f"{SDPA}(torch.randn(1,2,6,16), torch.randn(1,2,6,16), torch.randn(1,2,6,16), attn_mask=torch.rand(6,6) > 0.3)"
+    captured = capture_expression(expr)
+    module = import_program(captured.program).module
+    lower(module, to="tensor")
+    assert any(isinstance(o, ten.SoftmaxSumOp) and o.safe is not None for o in module.walk())
+    lower(module, to="kernel")
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask).numpy()
+    (got,) = run_forward(module, [q.numpy(), k.numpy(), v.numpy(), mask.numpy()])
+    assert np.all(got[0, :, 2] == 0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("columns", "walk"), [(64, 64), (128, 128), (1024, 128), (96, 96), (131, 1), (200, 100)])
+def test_value_columns(columns: int, walk: int) -> None:
+    assert value_columns(columns) == walk
+
+
+def test_softmax_sum_round_trips_and_verifies() -> None:
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import VerifyException
+
+    text = """
+    func.func @f(%s: tensor<2x5xf32>, %v: tensor<2x5x3xf32>) -> tensor<2x3xf32> {
+      %o = ten.softmax_sum %s, %v dim 1 safe : tensor<2x5xf32>, tensor<2x5x3xf32> -> tensor<2x3xf32>
+      func.return %o : tensor<2x3xf32>
+    }
+    """
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    assert "ten.softmax_sum %s, %v dim 1 safe :" in str(module)
+    bad = text.replace("tensor<2x5x3xf32>", "tensor<2x4x3xf32>")
+    with pytest.raises(VerifyException, match="values .* must be the scores' shape"):
+        Parser(make_context(), bad).parse_module().verify()
