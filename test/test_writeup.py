@@ -201,6 +201,10 @@ def test_whole_qwen_compiles_to_cuda(tmp_path: Path) -> None:
     source = _ok(_sh(QWEN, tmp_path))
     kernels = re.findall(r"__global__ void (?:__launch_bounds__\([\d, ]+\) )?(\w+)\(", source)
     assert len(kernels) == source.count("__global__") > 28 * 5
-    attention = [k for k in kernels if k.startswith("k_scaled_dot_product_attention")]
+    attention = [
+        k
+        for k in kernels
+        if k.startswith("k_scaled_dot_product_attention") and not k.endswith("_chunks")
+    ]  # a layer's keys may be split across blocks (its ``_chunks`` kernel) when rows are few
     assert len(attention) == 28, attention
     assert "__shfl_xor_sync" in source and "__shared__" in source  # reductions, slabs

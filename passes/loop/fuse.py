@@ -1073,10 +1073,11 @@ def fusion_cost(
     executed, necessary = arithmetic_work(fused)
     recompute = executed / max(necessary, 1)
     intensity = executed / max(minimum_bytes(fused), 1)
-    if (
-        recompute > options.max_recompute
-        and intensity > options.max_intensity
-        and executed > options.launch_ops
+    # An online group's walk (attention) is compute-bound however few bytes it reads at
+    # the moment (its operands may still be broadcast buffers, fused later): no escape.
+    walk = _weighs_only(consumer)
+    if recompute > options.max_recompute and (
+        walk or (intensity > options.max_intensity and executed > options.launch_ops)
     ):
         return FusionDecision(
             False,

@@ -275,7 +275,7 @@ class LiftReduce(RewritePattern):
         rewriter.replace(op, k.op)
 
 
-MAX_VALUE_COLUMNS = 128
+MAX_VALUE_COLUMNS = 64
 """The most value columns one ``ten.softmax_sum`` row accumulates in one walk of its row."""
 
 

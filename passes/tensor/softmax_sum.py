@@ -38,6 +38,14 @@ from xdsl.pattern_rewriter import (
 )
 
 from deplodock.dialects import tensor as ten
+from deplodock.passes.tensor.lift_to_loop import value_columns
+
+
+MAX_WALKS = 2
+"""Fold only when a row's value columns take at most this many walks (``value_columns``):
+each walk weighs the row's scores again. H200 (``docs/bench/h200-2026-12-03-s14``):
+head dim 128 (2 walks, Qwen2.5-7B S=512) 1098 -> 731 us folded; head dim 1024 (16
+walks) 424 -> 3444 us, so it is left as the softmax and the product."""
 
 
 def _only_use(value: SSAValue, user: Operation) -> bool:
@@ -194,6 +202,9 @@ def match_softmax_sum(out: ten.ReduceOp) -> _Match | None:
         return None
     if scores.type.get_shape()[r] == 0:  # type: ignore[union-attr]
         return None  # an empty softmax is lowered as the reductions it is (LiftEmpty)
+    columns = values.type.get_shape()[-1]  # type: ignore[union-attr]
+    if columns // value_columns(columns) > MAX_WALKS:
+        return None
     dead = (prod, p_b, probs, sum_b, total, exp_op, max_view, maximum)
     return _Match(scores, values, r, safe, dead)
 

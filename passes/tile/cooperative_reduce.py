@@ -107,6 +107,7 @@ class CooperateOnRows(RewritePattern):
             self.target,
             columns,
             reads=len(loops),
+            accumulators=max(len(r.kinds) for r in reduces),
         )
         if self.force and not chosen:
             chosen = min(DEFAULT_THREADS, max(32, pow2_floor(longest)))

@@ -54,6 +54,23 @@ def pow2_floor(n: int) -> int:
     return 1 << (max(1, n).bit_length() - 1)
 
 
+WEIGHED_ACCUMULATORS = 8  # a walk keeping this many values or more is attention's
+WEIGHED_THREADS_PER_SM = 128  # threads a weighted walk's rows aim to fill an SM with
+
+
+def weighted_walk_threads(rows: int, target: Target | None = None) -> int:
+    """Cost function: threads per row of a walk that keeps many accumulators (attention's
+    online group with its value columns, ``ten.softmax_sum``): the fewest, two or more,
+    that put ``WEIGHED_THREADS_PER_SM`` threads on every SM of ``target``. Each thread
+    keeps every accumulator (a combine moves them all) and reads whole rows of keys and
+    values, so the threads of a row read as many rows at once: a warp's load touches a
+    line per thread of a row. H200 (``docs/bench/h200-2026-12-03-s14``), causal GQA
+    attention, head dim 64: 16384 rows (S=512) 508 / 311 / 557 / 1087 / 4328 us with
+    1 / 2 / 4 / 8 / 32 threads a row (256: 5096); 4096 rows (S=128) 122 / 90 / 78 us with 1 / 2 / 4."""
+    target = target or target_for()
+    return min(DEFAULT_THREADS, max(2, pow2_floor(WEIGHED_THREADS_PER_SM * target.sm_count // max(rows, 1))))
+
+
 def cooperation_threads(
     reduce_extent: int,
     parallel: int,
@@ -62,6 +79,7 @@ def cooperation_threads(
     target: Target | None = None,
     columns: bool = False,
     reads: int = 1,
+    accumulators: int = 1,
 ) -> int:
     """Cost function: threads per row when cooperation pays, else 0.
 
@@ -92,12 +110,20 @@ def cooperation_threads(
     are in flight. (H200: softmax over rows of 50257 ran at 27% of the copy rate with 256
     threads a row, 1056 rows of 200 KB in flight against a 60 MB L2.)
 
+    A walk that keeps ``accumulators`` of ``WEIGHED_ACCUMULATORS`` or more (attention) gets
+    ``weighted_walk_threads``.
+
     A *contraction* (a matmul: its reduce reads an input shared by other outputs, so a
     thread could reuse it) keeps one output per thread unless the row is long
     (``LONG_ROW``) or there are too few outputs to give every SM of ``target`` (None:
     sm_90) a block; its real schedules (register tiles) are the matmul passes' business.
     """
     target = target or target_for()
+    if accumulators >= WEIGHED_ACCUMULATORS and not columns and reduce_extent >= MIN_COOPERATIVE_ROW:
+        chosen = min(pow2_floor(reduce_extent), weighted_walk_threads(parallel, target))
+        # Fewer rows than a block: whole warps (a block of fewer threads than a warp
+        # cannot combine by shuffles), a warp a row.
+        return WARP if parallel * chosen < DEFAULT_THREADS else chosen
     if reduce_extent < MIN_COOPERATIVE_ROW or columns:
         return 0
     if contraction:
