@@ -123,7 +123,10 @@ def cooperation_threads(
         chosen = min(pow2_floor(reduce_extent), weighted_walk_threads(parallel, target))
         # Fewer rows than a block: whole warps (a block of fewer threads than a warp
         # cannot combine by shuffles), a warp a row.
-        return WARP if parallel * chosen < DEFAULT_THREADS else chosen
+        # blockify-launch packs rows into a block only when they divide the rows (1048
+        # rows of 16 threads stayed blocks of 16 on the H200: refused by the verifier).
+        small = parallel * chosen < DEFAULT_THREADS or parallel % (DEFAULT_THREADS // chosen)
+        return WARP if chosen < WARP and small else chosen
     if reduce_extent < MIN_COOPERATIVE_ROW or columns:
         return 0
     if contraction:
