@@ -28,6 +28,7 @@ PIPELINE: tuple[tuple[str, int, str, str], ...] = (
     ("loop", 1, "lift-to-loop", "deplodock.passes.tensor.lift_to_loop:LiftToLoop"),
     ("loop", 2, "fuse", "deplodock.passes.loop.fuse:Fuse"),
     ("loop", 3, "online-softmax", "deplodock.passes.loop.online_softmax:OnlineSoftmax"),
+    ("loop", 4, "unroll-dots", "deplodock.passes.loop.unroll_dots:UnrollDots"),
     ("tile", 1, "tileify", "deplodock.passes.tile.tileify:Tileify"),
     ("tile", 17, "collapse-reduce", "deplodock.passes.tile.collapse_reduce:CollapseReduce"),
     ("tile", 3, "split-matmul-k", "deplodock.passes.tile.split_matmul_k:SplitMatmulK"),

@@ -189,3 +189,65 @@ def test_fused_attention_runs_on_the_gpu(expr: str) -> None:
     got = program(*args, poison=True)
     for g, w in zip(got, want, strict=True):
         assert relative_error(g.cpu().numpy(), w.cpu().numpy()) <= 1e-5
+
+
+def _loop_level(expr: str, until: str):
+    captured = capture_expression(expr)
+    imported = import_program(captured.program)
+    module = lower(imported.module, to="loop", until=until)
+    args, _, _ = fresh_inputs(captured, imported.func, 3, device="cpu")
+    return module, [a.numpy() for a in args]
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        _sdpa(1, 4, 2, 13, 13, 16, ", is_causal=True, enable_gqa=True"),
+        _sdpa(1, 2, 2, 5, 9, 8, ", attn_mask=torch.randn(5,9)"),
+    ],
+)
+def test_unroll_dots_hoists_the_query_row_bit_for_bit(expr: str) -> None:
+    """``unroll-dots`` unrolls the walk's dot product and moves the query row's loads
+    before the walk; the loop interpreter gives the same bits before and after."""
+    from deplodock.dialects import loop
+    from deplodock.passes.loop.fuse import weighs_scores
+    from deplodock.passes.loop.unroll_dots import UnrollDots
+
+    module, inputs = _loop_level(expr, "unroll-dots")
+    (walk,) = [w for w in module.walk() if isinstance(w, loop.ForOp) and weighs_scores(w)]
+    inner = [o for o in walk.walk() if isinstance(o, loop.ForOp) and o is not walk]
+    assert len(inner) == 1
+    before = run_forward(module, inputs)
+    UnrollDots().apply(make_context(), module)
+    module.verify()
+    (walk,) = [w for w in module.walk() if isinstance(w, loop.ForOp) and weighs_scores(w)]
+    assert not [o for o in walk.walk() if isinstance(o, loop.ForOp) and o is not walk]
+    outside = [o for o in walk.parent_block().ops if isinstance(o, loop.LoadOp)]
+    assert len(outside) >= 8, "the query row was not moved out of the walk"
+    for got, want in zip(run_forward(module, inputs), before, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_unroll_dots_leaves_other_programs() -> None:
+    from deplodock.passes.loop.unroll_dots import UnrollDots
+
+    module, _ = _loop_level("torch.softmax(torch.randn(4,33) @ torch.randn(33,7), -1)", "unroll-dots")
+    before = str(module)
+    UnrollDots().apply(make_context(), module)
+    assert str(module) == before
+
+
+def test_rows_are_read_sixteen_bytes_at_a_time() -> None:
+    """The emitter reads a key's and a value's row of 64 floats as 16 float4 loads each
+    (``emit.packed_loads``), the query row too, and NVRTC accepts it; a row of 6 floats
+    (rows 24 bytes apart, not 16-byte aligned) stays scalar."""
+    from deplodock.backends.cuda.emit import emit_cuda
+    from deplodock.backends.cuda.nvrtc import compile_cuda
+
+    for d, packs in ((64, 48), (6, 0)):
+        expr = _sdpa(1, 4, 2, 9, 9, d, ", is_causal=True, enable_gqa=True")
+        module = import_program(capture_expression(expr).program).module
+        lower(module, to="kernel")
+        source = emit_cuda(module)
+        assert source.count("const float4 ") == packs, (d, source.count("const float4 "))
+        compile_cuda(source, arch="sm_90")

@@ -420,6 +420,69 @@ def fold_constants(expr: AffineExpr, operands: Sequence[SSAValue]) -> AffineExpr
     return expr.replace_dims_and_symbols(dims, [])
 
 
+# --- four loads as one ---------------------------------------------------------------------
+
+
+def _linear(expr: AffineExpr) -> tuple[dict[str, int], int]:
+    """``expr`` as ``sum(coefficient * term) + constant``; a term is a dim or a
+    subexpression that is not a sum or a multiple (``d0 floordiv 8``), keyed by its text."""
+    if isinstance(expr, AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, AffineBinaryOpExpr) and expr.kind == AffineBinaryOpKind.Add:
+        (a, c), (b, d) = _linear(expr.lhs), _linear(expr.rhs)
+        merged = dict(a)
+        for key, coefficient in b.items():
+            merged[key] = merged.get(key, 0) + coefficient
+        return {k: v for k, v in merged.items() if v}, c + d
+    if isinstance(expr, AffineBinaryOpExpr) and expr.kind == AffineBinaryOpKind.Mul:
+        for factor, other in ((expr.rhs, expr.lhs), (expr.lhs, expr.rhs)):
+            if isinstance(factor, AffineConstantExpr):
+                terms, constant = _linear(other)
+                return {k: v * factor.value for k, v in terms.items()}, constant * factor.value
+    return {str(expr): 1}, 0
+
+
+def packed_loads(block: Block, inputs: set[SSAValue]) -> dict[kernel.LoadOp, list[kernel.LoadOp]]:
+    """Runs of four unguarded 4-byte loads in ``block`` from one kernel input at the same
+    index values whose offsets are ``base + 0..3`` with ``base`` a multiple of four in
+    every term: each run's first load (program order) -> the run in lane order. One
+    16-byte load then reads them (inputs are 16-byte aligned, as the ``vector`` loops
+    assume, and nothing in a kernel writes an input): attention's walk reads a key's and
+    a value's row this way, a quarter of the load instructions."""
+    groups: dict[tuple, dict[int, kernel.LoadOp]] = {}
+    ids: dict[SSAValue, int] = {}  # index values as dims numbered by identity, not position
+    for op in block.ops:
+        if not isinstance(op, kernel.LoadOp) or op.guarded_dims() or op.buffer not in inputs:
+            continue
+        buffer = op.buffer
+        type_ = buffer.type
+        if not isinstance(type_, MemRefType) or element_bytes(type_.element_type) != 4:
+            continue
+        if scalar_type(type_.element_type) not in VECTOR_TYPES:
+            continue
+        dims = [
+            AffineExpr.constant(v.owner.value.value.data)
+            if isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, IntegerAttr)
+            else AffineExpr.dimension(ids.setdefault(v, len(ids)))
+            for v in op.indices
+        ]
+        offset = row_major_offset(op.map.data, type_.get_shape()).replace_dims_and_symbols(dims, [])
+        terms, constant = _linear(_without_ceildiv(offset))
+        key = (buffer, tuple(sorted(terms.items())))
+        if any(v % 4 for v in terms.values()):
+            continue
+        groups.setdefault(key, {}).setdefault(constant, op)
+    order = {op: i for i, op in enumerate(block.ops)}
+    runs: dict[kernel.LoadOp, list[kernel.LoadOp]] = {}
+    for by_offset in groups.values():
+        for base, first in by_offset.items():
+            if base % 4 or any(base + i not in by_offset for i in range(4)):
+                continue
+            run = [by_offset[base + i] for i in range(4)]
+            runs[min(run, key=order.__getitem__)] = run
+    return runs
+
+
 # --- the walk ----------------------------------------------------------------------------
 
 
@@ -436,6 +499,8 @@ class _KernelEmitter:
         self.tensor_maps: dict[TensorMapSpec, str] = {}  # parameter names
         self.dynamic_shared: str | None = None  # the dynamic shared buffer's name, if any
         self.shared_offsets: dict[Operation, int] = {}
+        self.packs: dict[Block | None, dict[kernel.LoadOp, list[kernel.LoadOp]]] = {}
+        self.packed: set[kernel.LoadOp] = set()  # members of a run of four (``load``)
 
     # names
 
@@ -753,6 +818,22 @@ class _KernelEmitter:
         self.line(f'asm volatile("cp.async.wait_group {op.pending.data};\\n" ::: "memory");')
 
     def load(self, op: kernel.LoadOp) -> None:
+        block = op.parent_block()
+        if block not in self.packs:
+            inputs = set(self.op.body.block.args[: len(self.op.inputs)])
+            self.packs[block] = packed_loads(block, inputs)
+            self.packed.update(o for run in self.packs[block].values() for o in run)
+        run = self.packs[block].get(op)
+        if run is not None:  # the run's first load reads all four (``packed_loads``)
+            vtype = VECTOR_TYPES[scalar_type(op.result.type)] + "4"
+            lane0 = self.access(run[0].buffer, run[0].map.data, run[0].indices)
+            wide = self._fresh(f"{run[0].result.name_hint or 'v'}4", "v")
+            self.line(f"const {vtype} {wide} = *reinterpret_cast<const {vtype}*>(&{lane0});")
+            for field, member in zip(VECTOR_FIELDS, run, strict=True):
+                self.names[member.result] = f"{wide}.{field}"
+            return
+        if op in self.packed:
+            return  # read by its run's first load
         source = self.access(op.buffer, op.map.data, op.indices)
         guard = self.guard(op)
         if guard is not None:

@@ -172,9 +172,12 @@ class _Kernel:
         parent.add_op(loop)
         return loop
 
-    def free_nest(self, shape: Sequence[int]) -> tuple[Block, list[SSAValue | None]]:
-        """Free loops over ``shape`` (none for extent-1 axes); the innermost body and ivs."""
-        block = self.block
+    def free_nest(
+        self, shape: Sequence[int], parent: Block | None = None
+    ) -> tuple[Block, list[SSAValue | None]]:
+        """Free loops over ``shape`` (none for extent-1 axes) in ``parent`` (the kernel's
+        body by default); the innermost body and ivs."""
+        block = parent or self.block
         ivs: list[SSAValue | None] = []
         for extent in shape:
             if extent == 1:
@@ -290,8 +293,8 @@ def value_columns(columns: int, most: int = MAX_VALUE_COLUMNS) -> int:
 
 @dataclass
 class LiftSoftmaxSum(RewritePattern):
-    """``ten.softmax_sum`` → free loops over the kept axes (and over blocks of value
-    columns, ``value_columns``), one loop over the reduced axis of the online group,
+    """``ten.softmax_sum`` → free loops over blocks of value columns (``value_columns``,
+    outermost) and over the kept axes, one loop over the reduced axis of the online group,
     ``reduce(online_max, online_sum, online_sum..)``: it yields the score, a 1 (the
     weights' sum) and the row's value in each column of the block; after it each column's
     accumulator over the sum is stored (0 for a row of -inf scores when ``safe``)."""
@@ -306,11 +309,13 @@ class LiftSoftmaxSum(RewritePattern):
         shape = _shape(op.values)
         dim, columns = op.reduced_dim, shape[-1]
         width = value_columns(columns)
-        body, kept = k.free_nest([n for i, n in enumerate(shape[:-1]) if i != dim])
-        block_iv = None
+        # The walks over blocks of columns outermost: the rows stay the innermost axes, so
+        # the tile level sees a row reduction (a block axis innermost reads like columns).
+        parent, block_iv = k.block, None
         if columns > width:
-            block_loop = k.loop(body, columns // width)
-            body, block_iv = block_loop.body.block, block_loop.induction_var
+            block_loop = k.loop(parent, columns // width)
+            parent, block_iv = block_loop.body.block, block_loop.induction_var
+        body, kept = k.free_nest([n for i, n in enumerate(shape[:-1]) if i != dim], parent)
         element = op.result.type.element_type  # type: ignore[union-attr]
         kinds = [ONLINE_MAX] + [ONLINE_SUM] * (1 + width)
         row = ForOp(0, shape[dim], reduce=kinds, result_types=[element] * len(kinds))

@@ -31,6 +31,8 @@ def _sdpa(hq, hkv, sq, sk, d, causal):
 CASES = {
     "tinyllama_S128": _sdpa(32, 4, 128, 128, 64, True),
     "tinyllama_S512": _sdpa(32, 4, 512, 512, 64, True),
+    "qwen_S32": _sdpa(28, 4, 32, 32, 128, True),
+    "qwen_S128": _sdpa(28, 4, 128, 128, 128, True),
     "qwen_S512": _sdpa(28, 4, 512, 512, 128, True),
     "d128_S2048": _sdpa(16, 16, 2048, 2048, 128, True),
     "d64_S4096": _sdpa(32, 8, 4096, 4096, 64, True),
@@ -44,9 +46,12 @@ def variants(name: str):
     from deplodock.passes.tensor.softmax_sum import SoftmaxSum
     from deplodock.passes.tile.cooperative_reduce import CooperativeReduce
 
+    from deplodock.passes.loop.unroll_dots import UnrollDots
+
     out = {"fused": {}, "unfused": {"softmax-sum": SoftmaxSum(fold=False)}}
-    if name not in ("tinyllama_S128", "tinyllama_S512", "qwen_S512"):
+    if name not in ("tinyllama_S128", "tinyllama_S512", "qwen_S512", "qwen_S128", "qwen_S32"):
         return out
+    out["rolled"] = {"unroll-dots": UnrollDots(max_extent=0)}
     for threads in THREADS:
         out[f"t{threads}"] = {"cooperative-reduce": CooperativeReduce(threads=threads, force=True)}
     return out

@@ -1,0 +1,115 @@
+"""``unroll-dots``: the dot products inside an attention walk, unrolled, so the row they
+share is loaded once, before the walk.
+
+After ``fuse``, attention (``ten.softmax_sum`` with the scores fused in) walks the keys
+of each query row, and each step computes its score as a short reduce loop::
+
+    %max, %sum, %acc.. = loop.for %j = 0 to S reduce(online_max, online_sum, ..) {
+      %qk = loop.for %e = 0 to 64 reduce(add) -> f32 {
+        %q = loop.load %q_b[%h, %i, %e] : ..          // the same 64 values every key
+        %k = loop.load %k_b[%h, %j, %e] : ..
+        ..
+      }
+      ..
+    }
+
+The query row does not depend on the key, but it is indexed by ``%e``, so it is loaded
+again at every step (64 loads a key from L1 at best, 32 rows apart in a warp). Unrolled,
+each ``%q`` load has indices from outside the walk and moves before it (``hoisting``):
+the row is loaded once and kept in registers, and each step only reads the key's row.
+The sum keeps its order (``0 + p0 + p1 + ..``, as the loop adds), so the result is
+bit-for-bit the loop's.
+
+When: the inner loop is a single-result ``add`` reduce directly in the body of a walk of
+an online group (``fuse.weighs_scores``), at most ``max_extent`` steps, with no loop
+inside it, and some load in it does not depend on the walk's variable (else unrolling
+saves nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+
+from deplodock.dialects.combine import identity_attr
+from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, YieldOp
+from deplodock.passes.loop.fuse import hoist_invariants, weighs_scores
+
+MAX_UNROLLED_DOT = 128
+"""Dot products this long or shorter are unrolled: a head dim of 128 is 128 registers of
+the query row, with the walk's accumulators (64 value columns a walk) within 255."""
+
+
+def _depends_on(value: SSAValue, iv: SSAValue) -> bool:
+    if value is iv:
+        return True
+    owner = value.owner
+    if isinstance(owner, ForOp) or not hasattr(owner, "operands"):
+        return False
+    return any(_depends_on(v, iv) for v in owner.operands)
+
+
+def unrollable(inner: ForOp, walk: ForOp, max_extent: int = MAX_UNROLLED_DOT) -> bool:
+    """Whether ``inner`` is a dot product of ``walk`` worth unrolling (module docstring)."""
+    if inner.kinds != ["add"] or inner.extent > max_extent or inner.parent_op() is not walk:
+        return False
+    if any(isinstance(o, ForOp) for o in inner.body.block.ops):
+        return False
+    loads = [o for o in inner.body.block.ops if isinstance(o, LoadOp)]
+    return any(not any(_depends_on(i, walk.induction_var) for i in l.indices) for l in loads)
+
+
+def unroll(inner: ForOp) -> None:
+    """Replace the reduce loop ``inner`` by its steps, each added in order to the
+    identity (the loop's own sum, bit for bit)."""
+    block = inner.parent_block()
+    assert block is not None
+    (result,) = inner.results
+    zero = arith.ConstantOp(identity_attr("add", result.type))
+    block.insert_op_before(zero, inner)
+    total: SSAValue = zero.result
+    for step in range(inner.lower.data, inner.upper.data):
+        index = arith.ConstantOp(IntegerAttr(step, IndexType()))
+        block.insert_op_before(index, inner)
+        mapping: dict[SSAValue, SSAValue] = {inner.induction_var: index.result}
+        for op in inner.body.block.ops:
+            if isinstance(op, YieldOp):
+                add = arith.AddfOp(total, mapping.get(op.operands[0], op.operands[0]))
+                block.insert_op_before(add, inner)
+                total = add.result
+                continue
+            clone = op.clone(mapping)
+            block.insert_op_before(clone, inner)
+            for old, new in zip(op.results, clone.results, strict=True):
+                mapping[old] = new
+    total.name_hint = result.name_hint
+    result.replace_all_uses_with(total)
+    block.erase_op(inner)
+
+
+@dataclass(frozen=True)
+class UnrollDots(ModulePass):
+    """Unroll the short dot products of attention walks and hoist what they share."""
+
+    name = "unroll-dots"
+
+    max_extent: int = MAX_UNROLLED_DOT
+    """Dot products this long or shorter are unrolled (0: none)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        del ctx
+        for kernel in [k for k in op.walk() if isinstance(k, KernelOp)]:
+            walks = [w for w in kernel.walk() if isinstance(w, ForOp) and weighs_scores(w)]
+            changed = False
+            for walk in walks:
+                for inner in [o for o in walk.body.block.ops if isinstance(o, ForOp)]:
+                    if unrollable(inner, walk, self.max_extent):
+                        unroll(inner)
+                        changed = True
+            if changed:
+                hoist_invariants(kernel, set(kernel.input_buffers))
