@@ -30,9 +30,11 @@ from deplodock.pipeline import lower
 needs_gpu = pytest.mark.skipif(not gpu_available(), reason="needs a CUDA GPU")
 
 # Three matmul + softmax steps: each intermediate is read by the next kernel only.
+# Each softmax is scaled before the next product, so ``softmax-sum`` (which folds a
+# softmax contracted right away into one walk) leaves the chain's kernels apart.
 CHAIN = (
     "torch.matmul(torch.matmul(torch.matmul(torch.randn(64,64), torch.randn(64,64))"
-    ".softmax(-1), torch.randn(64,64)).softmax(-1), torch.randn(64,64)).softmax(-1)"
+    ".softmax(-1) * 2, torch.randn(64,64)).softmax(-1) * 2, torch.randn(64,64)).softmax(-1)"
 )
 
 

@@ -59,7 +59,7 @@ def test_memoised_lowering_equals_lowering_each_kernel(memo_calls) -> None:
     lower(once, to="kernel")
     lower(each, to="kernel", memo=False)
     ((done, stats),) = memo_calls
-    assert done and stats.kernels - stats.classes >= 15  # layer 2: copies of layer 1
+    assert done and stats.kernels - stats.classes >= 12  # layer 2: copies of layer 1
     assert str(once) == str(each)
     assert _debuginfo(once) == _debuginfo(each)
     assert "_chunks" in str(once)  # a split kernel was copied, names derived and all

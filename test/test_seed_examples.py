@@ -94,8 +94,13 @@ def test_verbose_lists_passes_and_diffs(capsys) -> None:
     listed = [line.split()[0] for line in captured.err.splitlines() if TAG.match(line)]
     assert listed == markers
     assert markers == [pass_tag(name) for name in passes_between("torch", "kernel")]
-    assert markers[:3] == ["ten:001_decompose", "l:001_lift-to-loop", "l:002_fuse"]
-    assert markers[3:5] == ["l:003_online-softmax", "t:001_tileify"]
+    assert markers[:4] == [
+        "ten:001_decompose",
+        "ten:002_softmax-sum",
+        "l:001_lift-to-loop",
+        "l:002_fuse",
+    ]
+    assert markers[4:7] == ["l:003_online-softmax", "l:004_unroll-dots", "t:001_tileify"]
     assert markers[-1] == "k:001_materialize" and "t:007_stage-inputs" in markers
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from xdsl.traits import MemoryWriteEffect
 
-from deplodock.dialects import tile
+from deplodock.dialects import combine, tile
 from deplodock.passes.tile.analysis import (
     is_contraction,
     reads_only_inputs,
@@ -391,7 +391,7 @@ class MatmulProblem:
 
 def matmul_problem(kernel: tile.KernelOp, by_model: bool = True) -> MatmulProblem | None:
     """The contraction ``kernel`` is, or None: a kernel straight from ``tileify`` (every
-    axis free), at least two axes, top-level reduce loops that write no
+    axis free), at least two axes, top-level reduce loops (no online group) that write no
     memory and load an element not every axis indexes (``analysis.is_contraction``).
     ``by_model``: also that both output axes' copies share a load (else a register tile
     reuses nothing), which the planner needs and a tile given by options does not."""
@@ -401,6 +401,8 @@ def matmul_problem(kernel: tile.KernelOp, by_model: bool = True) -> MatmulProble
     reduces = top_level_reduces(kernel)
     if not reduces or not is_contraction(kernel, reduces):
         return None
+    if any(len(combine.groups(r.kinds)) < len(r.kinds) for r in reduces):
+        return None  # an online group (attention's walk): its accumulators are per output
     if any(o.has_trait(MemoryWriteEffect) for r in reduces for o in r.walk()):
         return None
     (m, m_extent, _), (n, n_extent, _) = axes[-2], axes[-1]
