@@ -8,9 +8,11 @@ Three op kinds keep the surface that later passes must understand small:
 * ``ten.index_map``: an affine view ``result[i] = source[f(i)]`` (broadcast, transpose,
   reshape, slice), with ``f`` an upstream affine map from result to source indices.
 
-plus ``ten.constant`` for literal tensors, ``ten.iota`` for positions as data and
+plus ``ten.constant`` for literal tensors, ``ten.iota`` for positions as data,
 ``ten.gather`` for the one access no affine map can say: an index read from data
-(embedding lookups, ``x[idx]``). The dialect is named ``ten`` because upstream already
+(embedding lookups, ``x[idx]``), and ``ten.softmax_sum``, a softmax summed against values
+over its own axis (attention), which the ``softmax-sum`` pass makes from the other ops so
+that its lowering walks each row once and never stores the weights. The dialect is named ``ten`` because upstream already
 has a ``tensor`` dialect. Broadcasting is always explicit (an index_map), so a map
 never has to guess how its operands line up.
 """

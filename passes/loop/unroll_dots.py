@@ -32,8 +32,9 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
 from deplodock.dialects.combine import identity_attr
@@ -84,12 +85,35 @@ def unroll(inner: ForOp) -> None:
                 total = add.result
                 continue
             clone = op.clone(mapping)
+            if isinstance(clone, LoadOp):
+                _fold_index(clone, index.result, step)
             block.insert_op_before(clone, inner)
             for old, new in zip(op.results, clone.results, strict=True):
                 mapping[old] = new
+        if not index.result.uses:
+            block.erase_op(index)  # every use was a load's index, now in its map
     total.name_hint = result.name_hint
     result.replace_all_uses_with(total)
     block.erase_op(inner)
+
+
+def _fold_index(load: LoadOp, value: SSAValue, step: int) -> None:
+    """Write ``value`` (the constant ``step``) into ``load``'s map instead of passing it,
+    so the listing reads ``%q_b[%a0, 3]``."""
+    if not any(v is value for v in load.indices):
+        return
+    kept = [v for v in load.indices if v is not value]
+    dims = []
+    for v in load.indices:
+        if v is value:
+            dims.append(AffineExpr.constant(step))
+        else:
+            dims.append(AffineExpr.dimension(kept.index(v)))
+    old = load.map.data
+    load.properties["map"] = AffineMapAttr(
+        AffineMap(len(kept), 0, tuple(r.replace_dims_and_symbols(dims, []) for r in old.results))
+    )
+    load.operands = [load.buffer, *kept]
 
 
 @dataclass(frozen=True)
