@@ -12,7 +12,8 @@ plus ``ten.constant`` for literal tensors, ``ten.iota`` for positions as data,
 ``ten.gather`` for the one access no affine map can say: an index read from data
 (embedding lookups, ``x[idx]``), and ``ten.softmax_sum``, a softmax summed against values
 over its own axis (attention), which the ``softmax-sum`` pass makes from the other ops so
-that its lowering walks each row once and never stores the weights. The dialect is named ``ten`` because upstream already
+that its lowering walks each row once and never stores the weights. The dialect is named
+``ten`` because upstream already
 has a ``tensor`` dialect. Broadcasting is always explicit (an index_map), so a map
 never has to guess how its operands line up.
 """
@@ -589,4 +590,7 @@ class GatherOp(IRDLOperation):
         return op
 
 
-Ten = Dialect("ten", [MapOp, YieldOp, ReduceOp, SoftmaxSumOp, IndexMapOp, ConstantOp, IotaOp, GatherOp])
+Ten = Dialect(
+    "ten",
+    [MapOp, YieldOp, ReduceOp, SoftmaxSumOp, IndexMapOp, ConstantOp, IotaOp, GatherOp],
+)

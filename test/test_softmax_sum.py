@@ -7,8 +7,9 @@ appears, the softmax's reductions go) and the tensor interpreter must give PyTor
 answer before and after; the whole pipeline then runs and the kernel level (SIMT, race
 checker on) must too, at small and irregular shapes: sequence lengths 1, primes and one
 more than a group of threads, head dims 16-128 and head dims split over two walks (96, 128;
-a head dim of 1024, 16 walks, is left unfolded: MAX_WALKS), causal or not, grouped-query heads, boolean and additive masks, a row
-with every key masked out. Programs the pass must leave alone are left byte for byte.
+a head dim of 1024, 16 walks, is left unfolded: MAX_WALKS), causal or not, grouped-query
+heads, boolean and additive masks, a row with every key masked out. Programs the pass
+must leave alone are left byte for byte.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ LEFT = {
     ),
     "softmax_alone": "torch.softmax(torch.randn(4,33), -1)",
     "head_dim_1024": _sdpa(1, 1, 1, 3, 5, 1024),  # 16 walks: left (MAX_WALKS)
-    "sum_over_another_axis": "(torch.softmax(torch.randn(3,5,7), 1)[..., None] * torch.randn(3,5,7,2)).sum(2)",
+    "sum_over_another_axis": (
+        "(torch.softmax(torch.randn(3,5,7), 1)[..., None] * torch.randn(3,5,7,2)).sum(2)"
+    ),
 }
 
 
@@ -126,7 +129,7 @@ def test_rows_with_every_key_masked_give_zero() -> None:
     mask = torch.rand(6, 6) > 0.3
     mask[2] = False
     mask[:, 0] |= torch.arange(6) != 2  # every other row keeps a key
-    expr = f"{SDPA}(torch.randn(1,2,6,16), torch.randn(1,2,6,16), torch.randn(1,2,6,16), attn_mask=torch.rand(6,6) > 0.3)"
+    expr = _sdpa(1, 2, 2, 6, 6, 16, ", attn_mask=torch.rand(6,6) > 0.3")
     captured = capture_expression(expr)
     module = import_program(captured.program).module
     lower(module, to="tensor")
@@ -231,7 +234,9 @@ def test_unroll_dots_hoists_the_query_row_bit_for_bit(expr: str) -> None:
 def test_unroll_dots_leaves_other_programs() -> None:
     from deplodock.passes.loop.unroll_dots import UnrollDots
 
-    module, _ = _loop_level("torch.softmax(torch.randn(4,33) @ torch.randn(33,7), -1)", "unroll-dots")
+    module, _ = _loop_level(
+        "torch.softmax(torch.randn(4,33) @ torch.randn(33,7), -1)", "unroll-dots"
+    )
     before = str(module)
     UnrollDots().apply(make_context(), module)
     assert str(module) == before

@@ -475,7 +475,7 @@ def packed_loads(block: Block, inputs: set[SSAValue]) -> dict[kernel.LoadOp, lis
     order = {op: i for i, op in enumerate(block.ops)}
     runs: dict[kernel.LoadOp, list[kernel.LoadOp]] = {}
     for by_offset in groups.values():
-        for base, first in by_offset.items():
+        for base in by_offset:
             if base % 4 or any(base + i not in by_offset for i in range(4)):
                 continue
             run = [by_offset[base + i] for i in range(4)]

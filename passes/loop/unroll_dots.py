@@ -62,7 +62,7 @@ def unrollable(inner: ForOp, walk: ForOp, max_extent: int = MAX_UNROLLED_DOT) ->
     if any(isinstance(o, ForOp) for o in inner.body.block.ops):
         return False
     loads = [o for o in inner.body.block.ops if isinstance(o, LoadOp)]
-    return any(not any(_depends_on(i, walk.induction_var) for i in l.indices) for l in loads)
+    return any(not any(_depends_on(i, walk.induction_var) for i in x.indices) for x in loads)
 
 
 def unroll(inner: ForOp) -> None:

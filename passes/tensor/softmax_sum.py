@@ -40,7 +40,6 @@ from xdsl.pattern_rewriter import (
 from deplodock.dialects import tensor as ten
 from deplodock.passes.tensor.lift_to_loop import value_columns
 
-
 MAX_WALKS = 2
 """Fold only when a row's value columns take at most this many walks (``value_columns``):
 each walk weighs the row's scores again. H200 (``docs/bench/h200-2026-12-03-s14``):
@@ -132,6 +131,21 @@ def _is_guarded_division(op: ten.MapOp) -> bool:
     )
 
 
+def _reduction(view: ten.IndexMapOp, kind: str, axis: int, of: SSAValue) -> ten.ReduceOp | None:
+    """The ``kind`` reduction over ``axis`` of ``of`` that ``view`` broadcasts back, read
+    by the view alone, or None."""
+    op = _owner(view.source, ten.ReduceOp)
+    if (
+        op is None
+        or op.kind.data != kind
+        or op.reduced_dims != (axis,)
+        or op.input is not of
+        or not _only_use(op.result, view)
+    ):
+        return None
+    return op
+
+
 @dataclass(frozen=True)
 class _Match:
     scores: SSAValue
@@ -169,28 +183,15 @@ def match_softmax_sum(out: ten.ReduceOp) -> _Match | None:
     exp_op = _owner(exp, ten.MapOp)
     if sum_b is None or exp_op is None or not _drops(sum_b, r) or not _is_exp_of_difference(exp_op):
         return None
-    total = _owner(sum_b.source, ten.ReduceOp)
-    if (
-        total is None
-        or total.kind.data != "add"
-        or total.reduced_dims != (r,)
-        or total.input is not exp
-        or not _only_use(sum_b.result, probs)
-        or not _only_use(total.result, sum_b)
-    ):
+    total = _reduction(sum_b, "add", r, exp)
+    if total is None or not _only_use(sum_b.result, probs):
         return None
     scores, max_b = exp_op.inputs
     max_view = _owner(max_b, ten.IndexMapOp)
     if max_view is None or not _drops(max_view, r):
         return None
-    maximum = _owner(max_view.source, ten.ReduceOp)
-    if (
-        maximum is None
-        or maximum.kind.data != "max"
-        or maximum.reduced_dims != (r,)
-        or maximum.input is not scores
-        or not _only_use(maximum.result, max_view)
-    ):
+    maximum = _reduction(max_view, "max", r, scores)
+    if maximum is None:
         return None
     exp_users = {use.operation for use in exp.uses}
     if exp_users != {probs, total}:

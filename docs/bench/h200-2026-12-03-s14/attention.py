@@ -43,10 +43,9 @@ CASES = {
 
 
 def variants(name: str):
+    from deplodock.passes.loop.unroll_dots import UnrollDots
     from deplodock.passes.tensor.softmax_sum import SoftmaxSum
     from deplodock.passes.tile.cooperative_reduce import CooperativeReduce
-
-    from deplodock.passes.loop.unroll_dots import UnrollDots
 
     out = {"fused": {}, "unfused": {"softmax-sum": SoftmaxSum(fold=False)}}
     if name not in ("tinyllama_S128", "tinyllama_S512", "qwen_S512", "qwen_S128", "qwen_S32"):

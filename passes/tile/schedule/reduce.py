@@ -66,9 +66,13 @@ def weighted_walk_threads(rows: int, target: Target | None = None) -> int:
     values, so the threads of a row read as many rows at once: a warp's load touches a
     line per thread of a row. H200 (``docs/bench/h200-2026-12-03-s14``), causal GQA
     attention, head dim 64: 16384 rows (S=512) 508 / 311 / 557 / 1087 / 4328 us with
-    1 / 2 / 4 / 8 / 32 threads a row (256: 5096); 4096 rows (S=128) 122 / 90 / 78 us with 1 / 2 / 4."""
+    1 / 2 / 4 / 8 / 32 threads a row (256: 5096); 4096 rows (S=128) 122 / 90 / 78 us with
+    1 / 2 / 4."""
     target = target or target_for()
-    return min(DEFAULT_THREADS, max(2, pow2_floor(WEIGHED_THREADS_PER_SM * target.sm_count // max(rows, 1))))
+    return min(
+        DEFAULT_THREADS,
+        max(2, pow2_floor(WEIGHED_THREADS_PER_SM * target.sm_count // max(rows, 1))),
+    )
 
 
 def cooperation_threads(
@@ -119,7 +123,11 @@ def cooperation_threads(
     sm_90) a block; its real schedules (register tiles) are the matmul passes' business.
     """
     target = target or target_for()
-    if accumulators >= WEIGHED_ACCUMULATORS and not columns and reduce_extent >= MIN_COOPERATIVE_ROW:
+    if (
+        accumulators >= WEIGHED_ACCUMULATORS
+        and not columns
+        and reduce_extent >= MIN_COOPERATIVE_ROW
+    ):
         chosen = min(pow2_floor(reduce_extent), weighted_walk_threads(parallel, target))
         # Fewer rows than a block: whole warps (a block of fewer threads than a warp
         # cannot combine by shuffles), a warp a row.
