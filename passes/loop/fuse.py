@@ -257,7 +257,9 @@ class AbsorbProducers(RewritePattern):
 
     def _try(self, producer: KernelOp, consumer: KernelOp) -> KernelOp | str:
         """The fused kernel, or why there is none."""
-        problem = why_not_substitutable(producer, consumer)
+        problem = why_not_substitutable(producer, consumer) or walk_recompute(
+            producer, consumer, self.options
+        )
         if problem is not None:
             return problem
         fused = substitute(consumer, producer)
@@ -958,6 +960,43 @@ def duplication_problem(producer: KernelOp, consumer: KernelOp) -> str | None:
     read, written = minimum_traffic(producer)
     if read >= written:
         return "it has other users, and copies would read more than its result"
+    return None
+
+
+def walk_recompute(producer: KernelOp, consumer: KernelOp, options: Fuse) -> str | None:
+    """The ``reductions`` refusal of ``fusion_cost``, found without substituting, for a
+    reducing producer whose elements an online-group walk of ``consumer`` reads at indices
+    that move with the walk: each such load would get its own copy of the producer's
+    reductions, which hoisting cannot take out of the walk, so they would run
+    ``sum(trips of those loads) / elements(producer)`` times as often (a lower bound when
+    the producer is read elsewhere too). A walk is large (a load and an accumulator per
+    value column), and substituting and cleaning it up only to refuse was most of the
+    time fusion spent on a decoder layer (a matmul's result read per key and column)."""
+    if not reduce_runs(producer) or not _weighs_only(consumer):
+        return None
+    inputs = list(consumer.inputs)
+    if producer.results[0] not in inputs:
+        return None
+    buffer = consumer.input_buffers[inputs.index(producer.results[0])]
+    runs = 0
+    for load in consumer.walk():
+        if not isinstance(load, LoadOp) or load.buffer is not buffer:
+            continue
+        walk = load.parent_op()
+        while walk is not None and not (isinstance(walk, ForOp) and weighs_scores(walk)):
+            walk = walk.parent_op()
+        if walk is None:
+            continue
+        moves = any(
+            v is walk.induction_var
+            or (isinstance(v.owner, Operation) and walk.is_ancestor(v.owner))
+            for v in load.indices
+        )
+        if moves:
+            runs += trips(load)
+    factor = runs / elements(producer)
+    if factor > options.max_reduce_recompute:
+        return f"its reductions would run {factor:g}x as often (limit {options.max_reduce_recompute:g}x)"
     return None
 
 
