@@ -996,7 +996,8 @@ def walk_recompute(producer: KernelOp, consumer: KernelOp, options: Fuse) -> str
             runs += trips(load)
     factor = runs / elements(producer)
     if factor > options.max_reduce_recompute:
-        return f"its reductions would run {factor:g}x as often (limit {options.max_reduce_recompute:g}x)"
+        limit = options.max_reduce_recompute
+        return f"its reductions would run {factor:g}x as often (limit {limit:g}x)"
     return None
 
 
