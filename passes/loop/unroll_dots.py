@@ -40,19 +40,11 @@ from xdsl.passes import ModulePass
 from deplodock.dialects.combine import identity_attr
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, YieldOp
 from deplodock.passes.loop.fuse import hoist_invariants, weighs_scores
+from deplodock.passes.tile.analysis import depends_on
 
 MAX_UNROLLED_DOT = 128
 """Dot products this long or shorter are unrolled: a head dim of 128 is 128 registers of
 the query row, with the walk's accumulators (64 value columns a walk) within 255."""
-
-
-def _depends_on(value: SSAValue, iv: SSAValue) -> bool:
-    if value is iv:
-        return True
-    owner = value.owner
-    if isinstance(owner, ForOp) or not hasattr(owner, "operands"):
-        return False
-    return any(_depends_on(v, iv) for v in owner.operands)
 
 
 def unrollable(inner: ForOp, walk: ForOp, max_extent: int = MAX_UNROLLED_DOT) -> bool:
@@ -62,7 +54,9 @@ def unrollable(inner: ForOp, walk: ForOp, max_extent: int = MAX_UNROLLED_DOT) ->
     if any(isinstance(o, ForOp) for o in inner.body.block.ops):
         return False
     loads = [o for o in inner.body.block.ops if isinstance(o, LoadOp)]
-    return any(not any(_depends_on(i, walk.induction_var) for i in x.indices) for x in loads)
+    memo: dict[SSAValue, bool] = {}
+    iv = walk.induction_var
+    return any(not any(depends_on(i, iv, memo) for i in x.indices) for x in loads)
 
 
 def unroll(inner: ForOp) -> None:
