@@ -35,6 +35,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -249,6 +250,22 @@ def verify_reduce_clause(op: IRDLOperation, kinds: ArrayAttr, body: Region) -> N
         raise VerifyException(f"{op.name}: {role}")
 
 
+def verify_limit(op: IRDLOperation) -> None:
+    """A ``below`` limit is a tile or kernel level device: the loop level's interpreter
+    runs a loop's iterations at once, so its loops count to their bound."""
+    if getattr(op, "limit", None) is None:
+        return
+    if getattr(op, "vector", None) is not None:
+        raise VerifyException(f"{op.name}: a 'below' limit and 'vector' do not go together")
+    if op.name != "loop.for":
+        return
+    parent = op.parent_op()
+    while parent is not None and parent.name != "tile.kernel":
+        parent = parent.parent_op()
+    if parent is None:
+        raise VerifyException("loop.for: a 'below' limit is only allowed inside a tile.kernel")
+
+
 def kinds_attr(kinds: Sequence[str]) -> ArrayAttr:
     return ArrayAttr([StringAttr(k) for k in kinds])
 
@@ -260,6 +277,7 @@ class LoopBase(IRDLOperation):
     with no terminator (passes append to them freely); reduce loops end with the
     ``loop.yield`` of their contributions."""
 
+    limit = opt_operand_def(IndexType)  # ``below %n``: the loop also stops at %n
     reduce = prop_def(ArrayAttr)
     unroll = opt_prop_def(IntAttr)  # mark-unroll's request: #pragma unroll N once emitted
     results_ = var_result_def()
@@ -273,19 +291,23 @@ class LoopBase(IRDLOperation):
         body: Region | None,
         reduce: Sequence[str],
         result_types: Sequence[Attribute],
+        limit: SSAValue | None = None,
     ):
         if body is None:
             body = Region(Block(arg_types=[IndexType()]))
         super().__init__(
-            operands=list(operands),
+            operands=[*operands, [limit] if limit is not None else []],
             result_types=[result_types],
             regions=[body],
             properties={**properties, "reduce": kinds_attr(reduce)},
         )
 
     def print_tail(self, printer: Printer) -> None:
-        """What every loop prints after its bounds: the reduce clause, the unroll
-        request, the attributes and the body."""
+        """What every loop prints after its bounds: its ``below`` limit, the reduce
+        clause, the unroll request, the attributes and the body."""
+        if self.limit is not None:
+            printer.print_string(" below ")
+            printer.print_ssa_value(self.limit)
         print_reduce_clause(printer, self.reduce, self.results)
         print_unroll(printer, self.unroll)
         printer.print_op_attributes(self.attributes, print_keyword=True)
@@ -293,15 +315,28 @@ class LoopBase(IRDLOperation):
         printer.print_region(self.body, print_entry_block_args=False)
 
     @staticmethod
+    def parse_limit(parser: Parser) -> SSAValue | None:
+        """The optional ``below %n`` after a loop's bounds."""
+        if parser.parse_optional_keyword("below") is None:
+            return None
+        return parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+
+    @staticmethod
     def parse_tail(
         parser: Parser, iv
     ) -> tuple[list[str], list[Attribute], IntAttr | None, dict, Region]:
-        """``print_tail``'s inverse: (kinds, result types, unroll, attributes, body)."""
+        """``print_tail``'s inverse after the limit: (kinds, result types, unroll,
+        attributes, body)."""
         kinds, types = parse_reduce_clause(parser)
         unroll = parse_unroll(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         region = parser.parse_region([iv.resolve(IndexType())])
         return kinds, types, unroll, attrs.data if attrs is not None else {}, region
+
+    def stop(self) -> int | SSAValue:
+        """Where the iterations stop: ``upper``, or the ``below`` limit when it has one
+        (the loop runs below the smaller of the two)."""
+        return self.limit if self.limit is not None else self.upper.data  # type: ignore[attr-defined]
 
     @property
     def induction_var(self) -> SSAValue:
@@ -338,9 +373,10 @@ class StridedForBase(LoopBase):
         body: Region | None = None,
         reduce: Sequence[str] = (),
         result_types: Sequence[Attribute] = (),
+        limit: SSAValue | None = None,
     ):
         properties = {"upper": IntAttr(upper), "step": IntAttr(step)}
-        super().__init__([start], properties, body, reduce, result_types)
+        super().__init__([start], properties, body, reduce, result_types, limit)
 
     def index_range(self, value: SSAValue) -> tuple[int, int] | None:
         if value is self.induction_var and self.upper.data > 0:
@@ -349,6 +385,7 @@ class StridedForBase(LoopBase):
 
     def verify_(self) -> None:
         check_block(self.body.block)
+        verify_limit(self)
         if self.step.data < 1:
             raise VerifyException(f"{self.name}: step {self.step.data} must be positive")
         verify_reduce_clause(self, self.reduce, self.body)
@@ -373,8 +410,9 @@ class StridedForBase(LoopBase):
         parser.parse_keyword("step")
         step = parser.parse_integer()
         vector = parse_vector(parser)
+        limit = cls.parse_limit(parser)
         kinds, types, unroll, attrs, region = cls.parse_tail(parser, iv)
-        op = cls(start, upper, step, region, kinds, types)
+        op = cls(start, upper, step, region, kinds, types, limit)
         op.unroll, op.vector = unroll, vector
         op.attributes.update(attrs)
         return op
@@ -382,7 +420,11 @@ class StridedForBase(LoopBase):
 
 @irdl_op_definition
 class ForOp(LoopBase):
-    """``loop.for %i = 0 to N`` (free) or ``%s = loop.for .. reduce(add) -> f32`` (reduce)."""
+    """``loop.for %i = 0 to N`` (free) or ``%s = loop.for .. reduce(add) -> f32`` (reduce).
+
+    ``loop.for %i = 0 to N below %n``, in a tile kernel, also stops at ``%n``: the loop
+    runs ``0 .. min(N, %n) - 1`` (``skip-masked-chunks``: the chunks of keys a causal
+    block can attend to; %n is block-uniform)."""
 
     name = "loop.for"
     lower = prop_def(IntAttr)
@@ -395,9 +437,10 @@ class ForOp(LoopBase):
         body: Region | None = None,
         reduce: Sequence[str] = (),
         result_types: Sequence[Attribute] = (),
+        limit: SSAValue | None = None,
     ):
         properties = {"lower": IntAttr(lower), "upper": IntAttr(upper)}
-        super().__init__([], properties, body, reduce, result_types)
+        super().__init__([], properties, body, reduce, result_types, limit)
 
     @property
     def extent(self) -> int:
@@ -410,6 +453,7 @@ class ForOp(LoopBase):
 
     def verify_(self) -> None:
         check_block(self.body.block)
+        verify_limit(self)
         if self.upper.data < self.lower.data:
             raise VerifyException(
                 f"loop.for: upper bound {self.upper.data} is below lower bound {self.lower.data}"
@@ -429,8 +473,9 @@ class ForOp(LoopBase):
         lower = parser.parse_integer()
         parser.parse_keyword("to")
         upper = parser.parse_integer()
+        limit = cls.parse_limit(parser)
         kinds, types, unroll, attrs, region = cls.parse_tail(parser, iv)
-        op = cls(lower, upper, region, kinds, types)
+        op = cls(lower, upper, region, kinds, types, limit)
         op.unroll = unroll
         op.attributes.update(attrs)
         return op

@@ -49,6 +49,13 @@ PIPELINE: tuple[tuple[str, int, str, str], ...] = (
         "permute-register-tile",
         "deplodock.passes.tile.permute_register_tile:PermuteRegisterTile",
     ),
+    ("tile", 19, "chunk-walk", "deplodock.passes.tile.chunk_walk:ChunkWalk"),
+    (
+        "tile",
+        20,
+        "skip-masked-chunks",
+        "deplodock.passes.tile.skip_masked_chunks:SkipMaskedChunks",
+    ),
     ("tile", 7, "stage-inputs", "deplodock.passes.tile.stage_inputs:StageInputs"),
     ("tile", 14, "pad-smem", "deplodock.passes.tile.pad_smem:PadSmem"),
     ("tile", 10, "fill-k-loop", "deplodock.passes.tile.fill_k_loop:FillKLoop"),

@@ -266,8 +266,17 @@ def _changed(got: Stages, pass_name: str) -> bool:
 
 # Passes no matmul program here changes: they lower reductions and elementwise kernels,
 # and their meaning is tested on those (test_simt_interpreters.py, test_vectorize.py,
-# test_reduction_layouts.py).
-NOT_FOR_MATMULS = frozenset({"collapse-reduce", "chunk-reduce", "cooperative-reduce", "vectorize"})
+# test_reduction_layouts.py; chunk-walk and skip-masked-chunks, attention's: test_softmax_sum.py).
+NOT_FOR_MATMULS = frozenset(
+    {
+        "collapse-reduce",
+        "chunk-reduce",
+        "cooperative-reduce",
+        "vectorize",
+        "chunk-walk",
+        "skip-masked-chunks",
+    }
+)
 
 
 def test_every_other_pass_changes_some_matmul_program() -> None:

@@ -88,6 +88,7 @@ from xdsl.ir.affine import (
     AffineExpr,
     AffineMap,
 )
+from xdsl.traits import is_side_effect_free
 
 from deplodock.backends.cuda.tensor_maps import TensorMapSpec, kernel_tensor_maps, spec_of
 from deplodock.dialects import kernel
@@ -100,7 +101,6 @@ from deplodock.dialects.affine_syntax import (
 )
 from deplodock.dialects.combine import (
     ONLINE_MAX,
-    ONLINE_SUM,
     combine_kind,
     cuda_online_step,
     groups,
@@ -442,17 +442,26 @@ def _linear(expr: AffineExpr) -> tuple[dict[str, int], int]:
     return {str(expr): 1}, 0
 
 
-def packed_loads(block: Block, inputs: set[SSAValue]) -> dict[kernel.LoadOp, list[kernel.LoadOp]]:
+def packed_loads(
+    block: Block, inputs: set[SSAValue], shared: frozenset[SSAValue] = frozenset()
+) -> dict[kernel.LoadOp, list[kernel.LoadOp]]:
     """Runs of four unguarded 4-byte loads in ``block`` from one kernel input at the same
     index values whose offsets are ``base + 0..3`` with ``base`` a multiple of four in
     every term: each run's first load (program order) -> the run in lane order. One
     16-byte load then reads them (inputs are 16-byte aligned, as the ``vector`` loops
     assume, and nothing in a kernel writes an input): attention's walk reads a key's and
-    a value's row this way, a quarter of the load instructions."""
+    a value's row this way, a quarter of the load instructions. A ``shared`` array
+    (16-byte aligned) is read the same way by loads with no write, barrier or loop
+    between them (a chunk of keys ``chunk-walk`` staged)."""
     groups: dict[tuple, dict[int, kernel.LoadOp]] = {}
     ids: dict[SSAValue, int] = {}  # index values as dims numbered by identity, not position
+    epoch = 0  # ops that may write shared memory since the block's start
     for op in block.ops:
-        if not isinstance(op, kernel.LoadOp) or op.guarded_dims() or op.buffer not in inputs:
+        if not isinstance(op, kernel.LoadOp) and (op.regions or not is_side_effect_free(op)):
+            epoch += 1
+        if not isinstance(op, kernel.LoadOp) or op.guarded_dims():
+            continue
+        if op.buffer not in inputs and op.buffer not in shared:
             continue
         buffer = op.buffer
         type_ = buffer.type
@@ -468,7 +477,7 @@ def packed_loads(block: Block, inputs: set[SSAValue]) -> dict[kernel.LoadOp, lis
         ]
         offset = row_major_offset(op.map.data, type_.get_shape()).replace_dims_and_symbols(dims, [])
         terms, constant = _linear(_without_ceildiv(offset))
-        key = (buffer, tuple(sorted(terms.items())))
+        key = (buffer, tuple(sorted(terms.items())), epoch if buffer in shared else 0)
         if any(v % 4 for v in terms.values()):
             continue
         groups.setdefault(key, {}).setdefault(constant, op)
@@ -817,11 +826,23 @@ class _KernelEmitter:
     def cp_async_wait(self, op: kernel.CpAsyncWaitOp) -> None:
         self.line(f'asm volatile("cp.async.wait_group {op.pending.data};\\n" ::: "memory");')
 
+    def _aligned_shared(self) -> frozenset[SSAValue]:
+        """The kernel's shared arrays of rows (rank 2 or more: staged slabs; a combine's
+        scratch array of partials stays scalar) that start on a 16-byte boundary."""
+        found = set()
+        for op in self.op.walk():
+            if isinstance(op, kernel.SharedOp) and len(op.result.type.get_shape()) >= 2:
+                dynamic = self.dynamic_shared is not None
+                start = self.shared_offsets.get(op, 0) if dynamic else op.alignment
+                if start % 16 == 0:
+                    found.add(op.result)
+        return frozenset(found)
+
     def load(self, op: kernel.LoadOp) -> None:
         block = op.parent_block()
         if block not in self.packs:
             inputs = set(self.op.body.block.args[: len(self.op.inputs)])
-            self.packs[block] = packed_loads(block, inputs)
+            self.packs[block] = packed_loads(block, inputs, self._aligned_shared())
             self.packed.update(o for run in self.packs[block].values() for o in run)
         run = self.packs[block].get(op)
         if run is not None:  # the run's first load reads all four (``packed_loads``)
@@ -880,7 +901,9 @@ class _KernelEmitter:
         if op.unroll is not None:
             count = op.unroll.data
             self.line("#pragma unroll" if count <= 0 else f"#pragma unroll {count}")
-        trips = self._uniform_trips(op, limit)
+        trips = self._uniform_trips(op, limit) if op.limit is None else None
+        if op.limit is not None:  # ``below %n``: stop at the smaller of the two bounds
+            limit = f"{limit} && {name} < {self.ref(op.limit)}"
         if trips is not None:
             # Every thread runs the same count: count from 0 so that, unrolled, each
             # iteration's addresses are the same expressions in every loop over the row
@@ -902,7 +925,9 @@ class _KernelEmitter:
 
     def _outer_accumulators(self, op: kernel.ForOp) -> list[str | None]:
         """Per result of a reduce loop: the accumulator of the enclosing reduce loop it is
-        only yielded to, in the same position and of the same kind, else None."""
+        only yielded to, in the same position and of the same kind, else None. An online
+        group goes in whole or not at all (a chunk of an attention walk, ``chunk-walk``:
+        each step merges into the enclosing group, the unchunked walk's order)."""
         parent = op.parent_op()
         found: list[str | None] = [None] * len(op.results)
         if not isinstance(parent, kernel.ForOp):
@@ -910,15 +935,24 @@ class _KernelEmitter:
         terminator = parent.body.block.last_op
         if not isinstance(terminator, kernel.YieldOp):
             return found
-        for k, (kind, result) in enumerate(zip(op.kinds, op.results, strict=True)):
+        positions: list[int | None] = []
+        for kind, result in zip(op.kinds, op.results, strict=True):
             uses = list(result.uses)
-            if len(uses) != 1 or uses[0].operation is not terminator:
-                continue
-            position = uses[0].index
-            online = kind in (ONLINE_MAX, ONLINE_SUM)  # a group merges as a whole
-            mine = parent.kinds[position] == kind and parent.results[position] in self.names
-            if mine and not online:
-                found[k] = self.names[parent.results[position]]
+            position = uses[0].index if len(uses) == 1 else None
+            if uses and uses[0].operation is not terminator:
+                position = None
+            mine = position is not None and parent.kinds[position] == kind
+            mine = mine and parent.results[position] in self.names
+            positions.append(position if mine else None)
+        parent_groups = {g[0]: g for g in groups(parent.kinds)}
+        for group in groups(op.kinds):
+            places = [positions[k] for k in group]
+            whole = len(group) == 1 or (
+                None not in places and parent_groups.get(places[0]) == places  # type: ignore[arg-type]
+            )
+            for k, place in zip(group, places, strict=True):
+                if whole and place is not None:
+                    found[k] = self.names[parent.results[place]]
         return found
 
     @staticmethod
@@ -954,6 +988,8 @@ class _KernelEmitter:
         kinds = [kind for kind, _, _ in accumulators]
         for group in groups(kinds):
             if kinds[group[0]] == ONLINE_MAX:
+                if all(self.ref(values[i]) == accumulators[i][1] for i in group):
+                    continue  # an inner loop accumulated into them
                 type_ = accumulators[group[0]][2]
                 lines = cuda_online_step(
                     [accumulators[i][1] for i in group],

@@ -711,8 +711,17 @@ class KernelBodyFunctions(SimtFunctions):
     @impl(kernel.ForOp)
     def run_for(self, interpreter: Interpreter, op: kernel.ForOp, args: tuple):
         vector = vector_of(op)
+        below = args[1] if len(args) > 1 else None
         return run_loop(
-            interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds, vector
+            interpreter,
+            self.state,
+            op,
+            args[0],
+            op.upper.data,
+            op.step.data,
+            op.kinds,
+            vector,
+            below,
         )
 
     @impl(kernel.LoadOp)

@@ -269,13 +269,15 @@ def run_loop(
     step: int,
     kinds: Sequence[str],
     vector: int = 1,
+    below: Any = None,
 ) -> tuple[Any, ...]:
     """A counted loop ``start, start + step, .. < upper`` over every active lane.
 
     A scalar start gives every lane the same trip count; a per-lane start gives each its
     own, and lanes whose count is spent are masked off for the remaining iterations. With
     ``vector V`` the count runs below ``upper / V`` and each count ``c`` runs the body for
-    ``V*c, .., V*c + V - 1``.
+    ``V*c, .., V*c + V - 1``. ``below`` (the loop's ``below`` limit, scalar or per lane)
+    stops it earlier where it is smaller.
     """
     body: Region = op.regions[0]
     name = op.name
@@ -290,6 +292,13 @@ def run_loop(
 
     limit = upper // vector
     start = np.asarray(start, dtype=np.int64)
+    if below is not None:
+        below = np.asarray(below, dtype=np.int64)
+        if below.ndim == 0 or below.size == 1:
+            limit = min(limit, int(below.reshape(())))
+        else:
+            limit = np.minimum(limit, below)
+            start = np.broadcast_to(start, np.broadcast_shapes(start.shape, below.shape))
     if start.ndim == 0 or start.size == 1:
         for count in range(int(start.reshape(())), limit, step):
             for lane in range(vector):
@@ -446,15 +455,26 @@ class TileBodyFunctions(SimtFunctions):
 
     @impl(loop.ForOp)
     def run_for(self, interpreter: Interpreter, op: loop.ForOp, args: tuple[Any, ...]):
-        return run_loop(interpreter, self.state, op, op.lower.data, op.upper.data, 1, op.kinds)
+        below = args[0] if args else None
+        lower, upper = op.lower.data, op.upper.data
+        return run_loop(interpreter, self.state, op, lower, upper, 1, op.kinds, 1, below)
 
     @impl(tile.StridedForOp)
     def run_strided_for(
         self, interpreter: Interpreter, op: tile.StridedForOp, args: tuple[Any, ...]
     ):
         vector = vector_of(op)
+        below = args[1] if len(args) > 1 else None
         return run_loop(
-            interpreter, self.state, op, args[0], op.upper.data, op.step.data, op.kinds, vector
+            interpreter,
+            self.state,
+            op,
+            args[0],
+            op.upper.data,
+            op.step.data,
+            op.kinds,
+            vector,
+            below,
         )
 
     @impl(tile.StageOp)

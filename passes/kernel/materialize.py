@@ -403,7 +403,7 @@ class LowerLoopFor(RewritePattern):
         start = index_constant(op.lower.data, f"c{op.lower.data}")
         body = rewriter.move_region_contents_to_new_regions(op.body)
         new = kernel.ForOp(
-            start.result, op.upper.data, 1, body, op.kinds, [r.type for r in op.results]
+            start.result, op.upper.data, 1, body, op.kinds, [r.type for r in op.results], op.limit
         )
         new.unroll = op.unroll
         new.attributes.update(op.attributes)
@@ -418,9 +418,8 @@ class LowerStridedFor(RewritePattern):
         if not _inside_kernel(op):
             return
         body = rewriter.move_region_contents_to_new_regions(op.body)
-        new = kernel.ForOp(
-            op.start, op.upper.data, op.step.data, body, op.kinds, [r.type for r in op.results]
-        )
+        types = [r.type for r in op.results]
+        new = kernel.ForOp(op.start, op.upper.data, op.step.data, body, op.kinds, types, op.limit)
         new.unroll = op.unroll
         new.vector = op.vector
         new.attributes.update(op.attributes)

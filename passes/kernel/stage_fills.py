@@ -221,12 +221,13 @@ def index_constant(value: int, hint: str | None = None) -> arith.ConstantOp:
 
 
 def next_chunk_guard(
-    iv: SSAValue, chunks: int
+    iv: SSAValue, chunks: int, limit: SSAValue | None = None
 ) -> tuple[list[Operation], SSAValue, SSAValue, SSAValue]:
     """The ops computing, in iteration ``iv`` of a loop over ``chunks`` chunks, the next
     chunk as ``(iv + 1) % chunks`` (the same value where the guard holds, and provably a
     chunk index everywhere), its buffer ``(iv + 1) % 2`` and the guard ``iv + 1 <
-    chunks``. Returns (the ops, next chunk, next buffer, guard)."""
+    chunks`` (and ``< limit``, the loop's ``below`` limit, when it has one: no copy of a
+    chunk the loop will not reach). Returns (the ops, next chunk, next buffer, guard)."""
     d0 = AffineExpr.dimension(0)
     following = apply_op(d0 + 1, [iv], "following")
     next_chunk = apply_op((d0 + 1) % chunks, [iv], f"{iv.name_hint or 'k'}_next")
@@ -235,6 +236,12 @@ def next_chunk_guard(
     more = arith.CmpiOp(following.result, bound.result, "ult")
     more.result.name_hint = "more"
     ops: list[Operation] = [following, next_chunk, next_buffer, bound, more]
+    if limit is not None:
+        reached = arith.CmpiOp(following.result, limit, "ult")
+        both = arith.AndIOp(more.result, reached.result)
+        both.result.name_hint = "more"
+        ops += [reached, both]
+        more = both
     return ops, next_chunk.result, next_buffer.result, more.result
 
 
@@ -352,7 +359,7 @@ def lower_buffered(
             kernel.CpAsyncCommitOp(),
             *fills(zero.result, zero.result, False, "loaded"),
         ]
-        guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks)
+        guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks, for_op.limit)
         loads, stores = prefetch(next_chunk, next_buffer, prologue)
         rewriter.insert(prologue, InsertPoint.before(for_op))
         then = Block()
@@ -371,7 +378,7 @@ def lower_buffered(
         zero = index_constant(0, "c0")
         prologue = [zero, *fills(zero.result, zero.result, True), kernel.CpAsyncCommitOp()]
         rewriter.insert(prologue, InsertPoint.before(for_op))
-        guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks)
+        guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks, for_op.limit)
         then = Block()
         then.add_ops([*fills(next_chunk, next_buffer, True), scf.YieldOp()])
         steady = [

@@ -126,7 +126,7 @@ def lower_tma(
         InsertPoint.before(for_op),
     )
 
-    guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks)
+    guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks, for_op.limit)
     issuer = Block()
     issuer.add_ops([*issue(next_chunk, next_buffer), scf.YieldOp()])
     guarded = Block()

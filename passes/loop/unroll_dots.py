@@ -17,8 +17,9 @@ The query row does not depend on the key, but it is indexed by ``%e``, so it is 
 again at every step (64 loads a key from L1 at best, 32 rows apart in a warp). Unrolled,
 each ``%q`` load has indices from outside the walk and moves before it (``hoisting``):
 the row is loaded once and kept in registers, and each step only reads the key's row.
-The sum keeps its order (``0 + p0 + p1 + ..``, as the loop adds), so the result is
-bit-for-bit the loop's.
+The products are added in ``chains`` independent partial sums (``DOT_CHAINS``: a
+single chain of dependent adds is the walk's critical path), added pairwise at the end;
+``chains=1`` keeps the loop's order (``0 + p0 + p1 + ..``), bit for bit.
 
 When: the inner loop is a single-result ``add`` reduce directly in the body of a walk of
 an online group (``fuse.weighs_scores``), at most ``max_extent`` steps, with no loop
@@ -47,6 +48,12 @@ MAX_UNROLLED_DOT = 128
 the query row, with the walk's accumulators (64 value columns a walk) within 255."""
 
 
+DOT_CHAINS = 4
+"""Partial sums an unrolled dot product is added in: one chain of 64 dependent adds is
+64 adds' latency a key (about 256 cycles on the H200), four chains a quarter of it. The
+sum is then another order of the same terms (as cuBLAS's is), not the loop's bits."""
+
+
 def unrollable(inner: ForOp, walk: ForOp, max_extent: int = MAX_UNROLLED_DOT) -> bool:
     """Whether ``inner`` is a dot product of ``walk`` worth unrolling (module docstring)."""
     if inner.kinds != ["add"] or inner.extent > max_extent or inner.parent_op() is not walk:
@@ -59,24 +66,26 @@ def unrollable(inner: ForOp, walk: ForOp, max_extent: int = MAX_UNROLLED_DOT) ->
     return any(not any(depends_on(i, iv, memo) for i in x.indices) for x in loads)
 
 
-def unroll(inner: ForOp) -> None:
-    """Replace the reduce loop ``inner`` by its steps, each added in order to the
-    identity (the loop's own sum, bit for bit)."""
+def unroll(inner: ForOp, chains: int = 1) -> None:
+    """Replace the reduce loop ``inner`` by its steps, step ``i`` added in order to chain
+    ``i % chains`` (each starting at the identity), the chains then added pairwise. One
+    chain is the loop's own sum, bit for bit."""
     block = inner.parent_block()
     assert block is not None
     (result,) = inner.results
     zero = arith.ConstantOp(identity_attr("add", result.type))
     block.insert_op_before(zero, inner)
-    total: SSAValue = zero.result
+    totals: list[SSAValue] = [zero.result] * max(1, min(chains, inner.extent))
     for step in range(inner.lower.data, inner.upper.data):
+        chain = (step - inner.lower.data) % len(totals)
         index = arith.ConstantOp(IntegerAttr(step, IndexType()))
         block.insert_op_before(index, inner)
         mapping: dict[SSAValue, SSAValue] = {inner.induction_var: index.result}
         for op in inner.body.block.ops:
             if isinstance(op, YieldOp):
-                add = arith.AddfOp(total, mapping.get(op.operands[0], op.operands[0]))
+                add = arith.AddfOp(totals[chain], mapping.get(op.operands[0], op.operands[0]))
                 block.insert_op_before(add, inner)
-                total = add.result
+                totals[chain] = add.result
                 continue
             clone = op.clone(mapping)
             if isinstance(clone, LoadOp):
@@ -86,6 +95,14 @@ def unroll(inner: ForOp) -> None:
                 mapping[old] = new
         if not index.result.uses:
             block.erase_op(index)  # every use was a load's index, now in its map
+    while len(totals) > 1:  # ((c0 + c1) + (c2 + c3)) ..
+        pairs = []
+        for first, second in zip(totals[::2], totals[1::2], strict=False):
+            add = arith.AddfOp(first, second)
+            block.insert_op_before(add, inner)
+            pairs.append(add.result)
+        totals = pairs + (totals[-1:] if len(totals) % 2 else [])
+    (total,) = totals
     total.name_hint = result.name_hint
     result.replace_all_uses_with(total)
     block.erase_op(inner)
@@ -119,6 +136,10 @@ class UnrollDots(ModulePass):
     max_extent: int = MAX_UNROLLED_DOT
     """Dot products this long or shorter are unrolled (0: none)."""
 
+    chains: int = DOT_CHAINS
+    """Independent partial sums a dot product is added in (1: the loop's order, bit for
+    bit)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         del ctx
         for kernel in [k for k in op.walk() if isinstance(k, KernelOp)]:
@@ -127,7 +148,7 @@ class UnrollDots(ModulePass):
             for walk in walks:
                 for inner in [o for o in walk.body.block.ops if isinstance(o, ForOp)]:
                     if unrollable(inner, walk, self.max_extent):
-                        unroll(inner)
+                        unroll(inner, self.chains)
                         changed = True
             if changed:
                 hoist_invariants(kernel, set(kernel.input_buffers))

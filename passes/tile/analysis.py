@@ -177,10 +177,25 @@ def stored_both_ways(reduces: list[loop.ForOp]) -> bool:
 
 
 def is_chunked(reduce: loop.ForOp) -> bool:
-    """Whether ``reduce`` is already a K-outer loop: its body is one inner reduce loop."""
+    """Whether ``reduce`` is already a K-outer loop: its body is one inner reduce loop (a
+    ``loop.for``, or a walk's ``tile.strided_for``: ``chunk-walk``)."""
     ops = list(reduce.body.block.ops)
-    return len(ops) == 2 and isinstance(ops[0], loop.ForOp) and ops[0].is_reduce
+    return len(ops) == 2 and isinstance(ops[0], loop.LoopBase) and ops[0].is_reduce
 
 
 def is_pipelined(for_op) -> bool:
     return tile.PIPELINED in for_op.attributes
+
+
+def weighted_walk(kernel: tile.KernelOp) -> bool:
+    """Whether ``kernel``'s top level walks a row with an online group of many values
+    (attention's ``ten.softmax_sum``: ``schedule.reduce.WEIGHED_ACCUMULATORS`` or more)."""
+    from deplodock.dialects.combine import ONLINE_MAX
+    from deplodock.passes.tile.schedule.reduce import WEIGHED_ACCUMULATORS
+
+    return any(
+        isinstance(op, loop.LoopBase)
+        and ONLINE_MAX in op.kinds
+        and len(op.kinds) >= WEIGHED_ACCUMULATORS
+        for op in kernel.body.block.ops
+    )

@@ -5,6 +5,8 @@
   is smaller than a block should be; then ``rows_per_block`` rows of the innermost free
   axis share a block, ``%a = %a_b * R + %a_r`` with ``%a_r`` a thread axis placed before
   the cooperative one (which must stay innermost: its threads are consecutive lanes).
+  An attention walk's rows (``analysis.weighted_walk``) may leave a ragged last block,
+  whose rows past the end wrap around (``_pack_rows``).
 * A register-tiled matmul with a block tile (the ``threads`` of its ``#tile.schedule``,
   chosen by ``plan_matmul``) splits its last two axes into ``Tm x Tn`` threads and blocks
   (``matmul_placements``): each block owns a ``BM x BN`` tile of the output.
@@ -47,6 +49,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
 from deplodock.dialects.affine_syntax import apply_op
+from deplodock.passes.tile.analysis import weighted_walk
 from deplodock.passes.tile.schedule.launch import (
     DEFAULT_BLOCK_THREADS,
     block_threads_for,
@@ -122,9 +125,10 @@ class PlaceFreeAxes(RewritePattern):
         if any(binding == "thread" for _, _, binding in axes):
             placements = [Placement(e, 1) for e in free]
             budget = self.block_threads or DEFAULT_BLOCK_THREADS
-            packed = rows_per_block(free[-1], budget // op.threads_per_block())
+            room = budget // op.threads_per_block()
+            packed = rows_per_block(free[-1], room, ragged=weighted_walk(op))
             if packed > 1:
-                placements[-1] = Placement(free[-1] // packed, packed)
+                placements[-1] = Placement(-(-free[-1] // packed), packed)
         elif (tiled := matmul_placements(op, free)) is not None:
             placements = tiled
         else:
@@ -148,7 +152,9 @@ class PlaceFreeAxes(RewritePattern):
                 continue
             place = next(placement_of)
             if packed > 1 and place.threads == packed:
-                position = self._pack_rows(arg, place, position, block, new_axes, rewriter)
+                position = self._pack_rows(
+                    arg, place, extent, position, block, new_axes, rewriter
+                )
                 continue
             if not place.is_split:
                 new_axes.append((extent, "thread" if place.threads > 1 else "block"))
@@ -189,13 +195,18 @@ class PlaceFreeAxes(RewritePattern):
     def _pack_rows(
         arg: SSAValue,
         place: Placement,
+        extent: int,
         position: int,
         block: Block,
         new_axes: list[tuple[int, str]],
         rewriter: PatternRewriter,
     ) -> int:
         """Rows ``%a = %a_b * R + %a_r``: ``%a_r`` becomes the *first* thread axis, so the
-        cooperative axis stays the innermost one (consecutive lanes, as combines need)."""
+        cooperative axis stays the innermost one (consecutive lanes, as combines need).
+        When ``R`` does not divide the rows (``rows_per_block``'s ragged packing) the last
+        block's rows past the end wrap around, ``%a = (%a_b * R + %a_r) mod extent``:
+        they compute rows of the first block again and store the same values there, so no
+        guard (and no barrier under one) is needed."""
         name = arg.name_hint or "a"
         operands = []
         if place.blocks > 1:
@@ -210,7 +221,10 @@ class PlaceFreeAxes(RewritePattern):
         position += 1
         if operands:
             d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
-            index = apply_op(d0 * place.threads + d1, [*operands, inner], name)
+            flat = d0 * place.threads + d1
+            if place.blocks * place.threads != extent:
+                flat = flat % extent
+            index = apply_op(flat, [*operands, inner], name)
             rewriter.insert(index, InsertPoint.at_start(block))
             rewriter.replace_all_uses_with(arg, index.result)
         else:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
@@ -60,12 +60,40 @@ def chunk_stage_pays(
     return shared_by_threads and used_bytes + slab_bytes <= max_bytes
 
 
+Origin = LinearForm | AffineExpr
+"""A slab dimension's block-uniform origin: a linear form, or an expression over the
+uniform values when it is not linear (``%a0 floordiv 8``)."""
+
+
 def _split(form: LinearForm, uniform: set[SSAValue]) -> tuple[LinearForm, LinearForm]:
     """(block-uniform part, in-block part, with the constant) of a linear index."""
     terms, constant = form
     outer = {v: c for v, c in terms.items() if v in uniform}
     inner = {v: c for v, c in terms.items() if v not in uniform}
     return (outer, 0), (inner, constant)
+
+
+def _uniform_expr(
+    expr: AffineExpr, forms: list[LinearForm | None], uniform_values: list[SSAValue]
+) -> AffineExpr | None:
+    """``expr`` over ``uniform_values`` when each operand it uses is a linear form of
+    them, else None."""
+    replacement = []
+    for position, form in enumerate(forms):
+        if position not in expr.used_dims():
+            replacement.append(AffineExpr.constant(0))
+        elif form is None or any(v not in uniform_values for v in form[0]):
+            return None
+        else:
+            replacement.append(linear_expr(form, uniform_values))
+    return expr.replace_dims_and_symbols(replacement, [])
+
+
+def _origin_expr(origin: Origin, constant: int, uniform_values: list[SSAValue]) -> AffineExpr:
+    """A slab dimension's origin over ``uniform_values``, plus ``constant``."""
+    if isinstance(origin, AffineExpr):
+        return origin + constant if constant else origin
+    return linear_expr((origin[0], origin[1] + constant), uniform_values)
 
 
 class StageKChunks(RewritePattern):
@@ -81,7 +109,7 @@ class StageKChunks(RewritePattern):
             if not is_chunked(outer):
                 continue
             inner = next(iter(outer.body.block.ops))
-            assert isinstance(inner, loop.ForOp)
+            assert isinstance(inner, loop.LoopBase)
             if any(isinstance(o, tile.StageOp) for o in outer.body.block.ops):
                 continue  # staged before: idempotent
             uniform = {*blocks, outer.induction_var}
@@ -93,7 +121,7 @@ class StageKChunks(RewritePattern):
         self,
         kernel: tile.KernelOp,
         outer: loop.ForOp,
-        inner: loop.ForOp,
+        inner: loop.LoopBase,
         buffer: SSAValue,
         uniform: set[SSAValue],
         local_values: list[SSAValue],
@@ -103,15 +131,22 @@ class StageKChunks(RewritePattern):
         loads = [o for o in inner.walk() if isinstance(o, loop.LoadOp) and o.buffer is buffer]
         if not loads:
             return 0
-        splits: list[list[tuple[LinearForm, LinearForm]]] = []
+        uniform_values = [v for v in [*kernel.body.block.args, outer.induction_var] if v in uniform]
+        splits: list[list[tuple[Origin, LinearForm]]] = []
         for load in loads:
             forms = [linear_form(v) for v in load.indices]
-            if any(f is None for f in forms):
-                return 0
             dims = []
             for expr in load.map.data.results:
-                form = expr_linear_form(expr, forms)  # type: ignore[arg-type]
-                if form is None or any(v not in uniform and v not in local_values for v in form[0]):
+                form = None if None in forms else expr_linear_form(expr, forms)  # type: ignore[arg-type]
+                if form is None:
+                    # Not linear (a GQA head, ``%a0 floordiv 8``): staged when only
+                    # block-uniform values enter it, as part of the origin.
+                    origin = _uniform_expr(expr, forms, uniform_values)
+                    if origin is None:
+                        return 0
+                    dims.append((origin, ({}, 0)))
+                    continue
+                if any(v not in uniform and v not in local_values for v in form[0]):
                     return 0
                 dims.append(_split(form, uniform))
             splits.append(dims)
@@ -143,9 +178,8 @@ class StageKChunks(RewritePattern):
         if not chunk_stage_pays(shared_by_threads, slab_bytes, used, self.max_bytes):
             return 0
         transpose = self._transposes(splits, lead, inner.induction_var)
-        uniform_values = [v for v in [*kernel.body.block.args, outer.induction_var] if v in uniform]
         origin = [
-            linear_expr((o[0], o[1] + (splits[0][k][1][1] if k < lead else 0)), uniform_values)
+            _origin_expr(o, splits[0][k][1][1] if k < lead else 0, uniform_values)
             for k, o in enumerate(origins)
         ]
         stage = tile.StageOp(

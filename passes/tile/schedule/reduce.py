@@ -75,6 +75,24 @@ def weighted_walk_threads(rows: int, target: Target | None = None) -> int:
     )
 
 
+WALK_CHUNK = 64  # keys a block stages at once, at most
+WALK_CHUNK_BYTES = 16 * 1024  # a chunk's slabs: two copies (fill-k-loop) stay static
+
+
+def walk_chunk(key_bytes: int) -> int:
+    """Cost function: keys per chunk of an attention walk whose block shares its key and
+    value rows (``chunk-walk``): the largest power of two up to ``WALK_CHUNK`` whose slabs
+    (``key_bytes`` a key) fit ``WALK_CHUNK_BYTES``; 1 (leave the walk) if not even two.
+    Double-buffered, the slabs then fit a block's 48 KB of static shared memory. H200,
+    causal GQA attention, head dim 64 (``docs/bench/h200-2026-12-03-s15``): 32 keys a
+    chunk against 64, S=512 167 / 163 us, S=128 78 / 78; head dim 128, S=512 285 / 304,
+    S=2048 1992 / 2214."""
+    chunk = WALK_CHUNK
+    while chunk > 1 and chunk * key_bytes > WALK_CHUNK_BYTES:
+        chunk //= 2
+    return chunk
+
+
 def cooperation_threads(
     reduce_extent: int,
     parallel: int,
@@ -130,10 +148,9 @@ def cooperation_threads(
     ):
         chosen = min(pow2_floor(reduce_extent), weighted_walk_threads(parallel, target))
         # Fewer rows than a block: whole warps (a block of fewer threads than a warp
-        # cannot combine by shuffles), a warp a row.
-        # blockify-launch packs rows into a block only when they divide the rows (1048
-        # rows of 16 threads stayed blocks of 16 on the H200: refused by the verifier).
-        small = parallel * chosen < DEFAULT_THREADS or parallel % (DEFAULT_THREADS // chosen)
+        # cannot combine by shuffles), a warp a row. blockify-launch packs a walk's rows
+        # into blocks whether or not they divide the rows (rows_per_block's ragged rule).
+        small = parallel * chosen < DEFAULT_THREADS
         return WARP if chosen < WARP and small else chosen
     if reduce_extent < MIN_COOPERATIVE_ROW or columns:
         return 0

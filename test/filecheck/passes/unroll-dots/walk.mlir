@@ -1,4 +1,5 @@
-// RUN: deplo-opt %s -p unroll-dots | filecheck %s
+// RUN: deplo-opt %s -p 'unroll-dots{chains=1}' | filecheck %s
+// RUN: deplo-opt %s -p unroll-dots | filecheck %s --check-prefix=CHAINS
 // RUN: deplo-opt %s -p 'unroll-dots{max_extent=2}' | filecheck %s --check-prefix=SHORT
 
 // Attention's walk after fuse: each key's score is a dot product over the head dim (4
@@ -41,6 +42,17 @@ func.func @walk(%q: tensor<6x4xf32>, %k: tensor<9x4xf32>, %v: tensor<9x2xf32>) -
 // CHECK:             %[[S2:.*]] = arith.addf %[[S1]], %{{.*}} : f32
 // CHECK:             %qk = arith.addf %[[S2]], %{{.*}} : f32
 // CHECK:             loop.yield %qk, %one, %value, %value_1
+
+// By default the products go into four chains, each from 0, added pairwise.
+// CHAINS-LABEL: func.func @walk
+// CHAINS:         %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHAINS:           %[[C0:.*]] = arith.addf %[[Z]], %{{.*}} : f32
+// CHAINS:           %[[C1:.*]] = arith.addf %[[Z]], %{{.*}} : f32
+// CHAINS:           %[[C2:.*]] = arith.addf %[[Z]], %{{.*}} : f32
+// CHAINS:           %[[C3:.*]] = arith.addf %[[Z]], %{{.*}} : f32
+// CHAINS-NEXT:      %[[L:.*]] = arith.addf %[[C0]], %[[C1]] : f32
+// CHAINS-NEXT:      %[[R:.*]] = arith.addf %[[C2]], %[[C3]] : f32
+// CHAINS-NEXT:      %qk = arith.addf %[[L]], %[[R]] : f32
 
 // Dot products longer than max_extent stay loops.
 // SHORT-LABEL: func.func @walk

@@ -1,0 +1,200 @@
+"""``skip-masked-chunks``: a causal block stops its walk at the last chunk it can attend to.
+
+After ``chunk-walk`` an attention walk is a loop over chunks of keys. Under a causal mask
+(``key <= query``: SDPA's ``is_causal``, a hand-written ``tril`` mask) every key of a chunk
+past the block's last query is masked for every row of the block: its steps are -inf
+scores, which weigh nothing once a row has a finite score. This pass bounds the chunk loop
+by the block's reach::
+
+    %max, .. = loop.for %k_o = 0 to 8 reduce(online_max, ..) {
+      .. tile.strided_for %k_i = %t to 64 step 2 .. {
+        %k = affine.apply (%k_o * 64 + %k_i)
+        %key = arith.index_cast %k : index to i64
+        %live = arith.cmpi sle, %key, %pos : i64          // %pos = index_cast of the query
+        %score = arith.select %live, %s, -inf : f32
+
+    %reach = affine.apply ((%a1_b * 128 + 127 + 64) floordiv 64)    // chunks with a live key
+    %max, .. = loop.for %k_o = 0 to 8 below %reach reduce(online_max, ..) { .. }
+
+so a causal block of queries walks about half the keys on average and copies only those
+chunks. The chunk's other masked steps (the diagonal chunk) stay: the select still masks them.
+
+When it is exact: the score the walk's online group maximises is ``select(key <=
+query + c, s, -inf)`` (or ``<``, or the comparison written the other way round), the key
+an affine function of the chunk loop and the walk's own loop, the query of the kernel's
+axes; and every row's first key is live (``c`` at least 0 for every query), so each row
+has a finite score before any chunk it skips: a skipped step ``(-inf, v)`` then merges as
+``a * 1 + v * 0``, nothing (values are finite; an infinite value of a masked key would
+have made PyTorch's product NaN, and a fused kernel that skips does not see it). Anything
+else is left as it was.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, ModuleOp
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineExpr
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from deplodock.dialects import loop, tile
+from deplodock.dialects.affine_syntax import LinearForm, apply_op, linear_form
+from deplodock.dialects.combine import ONLINE_MAX
+from deplodock.passes.tile.analysis import is_chunked
+
+# key <= row + adjust, per comparison: (predicate with the key on the left, adjust)
+_KEY_LEFT = {"sle": 0, "ule": 0, "slt": -1, "ult": -1}
+_KEY_RIGHT = {"sge": 0, "uge": 0, "sgt": -1, "ugt": -1}
+
+
+def _index_form(value: SSAValue) -> LinearForm | None:
+    """The linear form of an index value, through an ``index_cast`` to an integer."""
+    if isinstance(value.owner, arith.IndexCastOp):
+        value = value.owner.input
+    return linear_form(value)
+
+
+def _is_minus_infinity(value: SSAValue) -> bool:
+    owner = value.owner
+    return (
+        isinstance(owner, arith.ConstantOp)
+        and isinstance(owner.value, FloatAttr)
+        and owner.value.value.data == -math.inf
+    )
+
+
+def _masks(score: SSAValue) -> list[arith.CmpiOp]:
+    """The comparisons that mask ``score`` to -inf: ``select(cond, s, -inf)`` nests."""
+    found = []
+    while isinstance(score.owner, arith.SelectOp) and _is_minus_infinity(score.owner.rhs):
+        if isinstance(score.owner.cond.owner, arith.CmpiOp):
+            found.append(score.owner.cond.owner)
+        score = score.owner.lhs
+    return found
+
+
+def _bound(value: SSAValue, coefficient: int, kernel: tile.KernelOp, low: bool) -> int | None:
+    """The smallest (``low``) or largest value of ``coefficient * value``, an axis of
+    ``kernel``, over its extent."""
+    axis = kernel.axis_of(value)
+    if axis is None:
+        return None
+    ends = (0, coefficient * (axis[0] - 1))
+    return min(ends) if low else max(ends)
+
+
+def reach(
+    kernel: tile.KernelOp, chunks: loop.ForOp, walk: loop.LoopBase, chunk: int
+) -> AffineExpr | None:
+    """The chunks of ``chunks`` a block of ``kernel`` can attend to, as an expression over
+    the kernel's block axes (dims in the order of ``kernel.axes``' block axes), or None
+    when the walk's score is not causally masked (see the module docstring)."""
+    yielded = walk.body.block.last_op
+    if not isinstance(yielded, loop.YieldOp):
+        return None
+    position = walk.kinds.index(ONLINE_MAX)
+    blocks = [a for a, _, b in kernel.axes if b == "block"]
+    for mask in _masks(yielded.operands[position]):
+        name = arith.CMPI_COMPARISON_OPERATIONS[mask.predicate.value.data]
+        if name in _KEY_LEFT:
+            key, row, adjust = mask.lhs, mask.rhs, _KEY_LEFT[name]
+        elif name in _KEY_RIGHT:
+            key, row, adjust = mask.rhs, mask.lhs, _KEY_RIGHT[name]
+        else:
+            continue
+        key_form, row_form = _index_form(key), _index_form(row)
+        if key_form is None or row_form is None:
+            continue
+        walked = {chunks.induction_var: chunk, walk.induction_var: 1}
+        if key_form[0] != walked:
+            continue  # the key is not this walk's: k_o * chunk + k_i (+ constant)
+        # key <= row + adjust  <=>  k_o * chunk + k_i <= row + adjust - key constant
+        constant = row_form[1] + adjust - key_form[1]
+        if not any(v in blocks for v in row_form[0]):
+            continue  # the same for every block (a short chunk's end): nothing to skip
+        expr = AffineExpr.constant(0)
+        lowest = constant
+        for value, coefficient in row_form[0].items():
+            low = _bound(value, coefficient, kernel, True)
+            high = _bound(value, coefficient, kernel, False)
+            if low is None or high is None:
+                break
+            lowest += low
+            if value in blocks:
+                expr = expr + AffineExpr.dimension(blocks.index(value)) * coefficient
+            else:
+                constant += high  # the block's furthest row: its threads' largest share
+        else:
+            if lowest < 0:
+                continue  # some row's first key is masked: skipping could change it
+            # chunk k_o has a live key iff k_o * chunk <= (block part) + constant
+            return (expr + constant + chunk) // chunk
+    return None
+
+
+class BoundCausalWalks(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        for chunks in [o for o in op.body.block.ops if isinstance(o, loop.ForOp)]:
+            if chunks.limit is not None or not chunks.is_reduce or not is_chunked(chunks):
+                continue
+            walk = next(iter(chunks.body.block.ops))
+            assert isinstance(walk, loop.LoopBase)
+            if ONLINE_MAX not in walk.kinds or walk.limit is not None:
+                continue
+            index = next(iter(walk.body.block.ops), None)
+            chunk = _chunk_of(index, chunks, walk)
+            if chunk is None:
+                continue
+            expr = reach(op, chunks, walk, chunk)
+            if expr is None:
+                continue
+            blocks = [a for a, _, b in op.axes if b == "block"]
+            limit = apply_op(expr, blocks, "reach")
+            rewriter.insert(limit, InsertPoint.before(chunks))
+            chunks.operands = [limit.result]
+
+
+def _chunk_of(index, chunks: loop.ForOp, walk: loop.LoopBase) -> int | None:
+    """The chunk length of a chunked walk: its first op is ``chunk-walk``'s
+    ``k_o * chunk + k_i``."""
+    from xdsl.dialects import affine
+
+    if not isinstance(index, affine.ApplyOp):
+        return None
+    form = linear_form(index.result)
+    if form is None or form[1] or set(form[0]) != {chunks.induction_var, walk.induction_var}:
+        return None
+    if form[0][walk.induction_var] != 1:
+        return None
+    return form[0][chunks.induction_var]
+
+
+@dataclass(frozen=True)
+class SkipMaskedChunks(ModulePass):
+    """Bound causal walks by the chunks their block can attend to (see the module)."""
+
+    name = "skip-masked-chunks"
+
+    skip: bool = True
+    """False walks every chunk (to measure what skipping saves)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.skip:
+            return
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([BoundCausalWalks()], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)
