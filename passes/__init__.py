@@ -37,6 +37,12 @@ PIPELINE: tuple[tuple[str, int, str, str], ...] = (
     ("tile", 6, "chunk-reduce", "deplodock.passes.tile.chunk_reduce:ChunkReduce"),
     (
         "tile",
+        21,
+        "split-walk-columns",
+        "deplodock.passes.tile.split_walk_columns:SplitWalkColumns",
+    ),
+    (
+        "tile",
         4,
         "cooperative-reduce",
         "deplodock.passes.tile.cooperative_reduce:CooperativeReduce",

@@ -279,12 +279,11 @@ CHUNKED = {
 def _tile_kernels_with_chunked_walks(module: ModuleOp) -> int:
     from deplodock.dialects import loop, tile
     from deplodock.dialects.combine import ONLINE_MAX
+    from deplodock.passes.tile.analysis import is_chunked
 
     return sum(
         any(
-            isinstance(o, loop.ForOp)
-            and ONLINE_MAX in o.kinds
-            and isinstance(next(iter(o.body.block.ops)), tile.StridedForOp)
+            isinstance(o, loop.ForOp) and ONLINE_MAX in o.kinds and is_chunked(o)
             for o in k.body.block.ops
         )
         for k in module.walk()
@@ -326,8 +325,9 @@ def test_chunk_walk_preserves_meaning(name: str) -> None:
 
 
 def test_chunked_walk_reads_shared_rows_sixteen_bytes_at_a_time() -> None:
-    """A chunk's key and value rows are read from shared memory as float4s (16 a key of
-    64 floats, each), and NVRTC accepts the kernel."""
+    """A chunk's key and value rows are read from shared memory as float4s (a lane's 8
+    floats of a key's 64: 2 each, ``split-walk-columns`` with 8 lanes), and NVRTC
+    accepts the kernel."""
     from deplodock.backends.cuda.emit import emit_cuda
     from deplodock.backends.cuda.nvrtc import compile_cuda
 
@@ -335,8 +335,8 @@ def test_chunked_walk_reads_shared_rows_sixteen_bytes_at_a_time() -> None:
     lower(module, to="kernel")
     source = emit_cuda(module)
     wide = [line for line in source.splitlines() if "float4*>(&x1_smem[" in line]
-    assert len(wide) == 16, len(wide)
-    assert sum("float4*>(&x2_smem[" in line for line in source.splitlines()) == 16
+    assert len(wide) == 2, len(wide)
+    assert sum("float4*>(&x2_smem[" in line for line in source.splitlines()) == 2
     compile_cuda(source, arch="sm_90")
 
 
@@ -387,4 +387,77 @@ def test_walks_without_a_causal_mask_walk_every_chunk() -> None:
         module = lower(imported.module, to="tile", until="skip-masked-chunks")
         before = str(module)
         SkipMaskedChunks().apply(make_context(), module)
+        assert str(module) == before
+
+
+# --- split-walk-columns: a row's lanes share its head dim ---------------------------------
+
+SPLIT = {
+    "causal_gqa": _sdpa(1, 4, 2, 64, 64, 32, ", is_causal=True, enable_gqa=True"),
+    "ragged_rows": _sdpa(1, 8, 8, 100, 100, 64),  # 100 queries: blocks of 64, one ragged
+    "masked_rows": _sdpa(
+        1, 4, 4, 64, 64, 32, ", attn_mask=(torch.rand(64,64) > 0.3) & (torch.rand(64,1) > 0.2)"
+    ),  # some rows have no key at all: safe softmax gives them 0
+}
+
+
+def _walk_clauses(module: ModuleOp) -> list[int]:
+    from deplodock.dialects import loop, tile
+    from deplodock.dialects.combine import ONLINE_MAX
+
+    return [
+        len(o.kinds)
+        for k in module.walk()
+        if isinstance(k, tile.KernelOp)
+        for o in k.body.block.ops
+        if isinstance(o, loop.ForOp) and ONLINE_MAX in o.kinds
+    ]
+
+
+@pytest.mark.parametrize("name", list(SPLIT))
+def test_split_walk_columns_preserves_meaning(name: str) -> None:
+    """The walk keeps a quarter of the value columns per lane and adds the lanes' partial
+    dot products across them at every key; the tile interpreter gives PyTorch's answer
+    before and after, and so does the kernel level (SIMT, race checker on)."""
+    from deplodock.dialects import tile
+    from deplodock.passes.tile.schedule.reduce import walk_column_lanes
+    from deplodock.passes.tile.split_walk_columns import SplitWalkColumns
+
+    captured = capture_expression(SPLIT[name])
+    imported = import_program(captured.program)
+    module = lower(imported.module, to="tile", until="split-walk-columns")
+    args, _, reference = fresh_inputs(captured, imported.func, 13, device="cpu")
+    inputs = [a.numpy() for a in args]
+    want = [w.numpy() for w in reference()]
+    _close(run_forward(module, inputs), want)
+    columns = want[0].shape[-1]
+    assert _walk_clauses(module) == [2 + columns]
+    rows = want[0].size // columns
+    lanes = walk_column_lanes(rows, columns, columns)
+    assert lanes > 1
+    SplitWalkColumns().apply(make_context(), module)
+    module.verify()
+    assert _walk_clauses(module) == [2 + columns // lanes], "the head dim was not dealt out"
+    assert sum(isinstance(o, tile.CombineOp) for o in module.walk()) == 1
+    _close(run_forward(module, inputs), want)
+    imported = import_program(captured.program)
+    lower(imported.module, to="kernel")
+    _close(run_forward(imported.module, inputs), want)
+
+
+def test_split_walk_columns_leaves_decode_and_narrow_heads() -> None:
+    """A decode step (few rows: their keys are split instead), a head dim too narrow for
+    two lanes of eight and many rows (split by keys: fewer instructions) keep their walk
+    whole."""
+    from deplodock.passes.tile.split_walk_columns import SplitWalkColumns
+
+    for expr in (
+        _sdpa(1, 4, 4, 1, 67, 64),
+        _sdpa(1, 8, 8, 64, 64, 8),
+        _sdpa(1, 32, 32, 256, 8, 32),
+    ):
+        imported = import_program(capture_expression(expr).program)
+        module = lower(imported.module, to="tile", until="split-walk-columns")
+        before = str(module)
+        SplitWalkColumns().apply(make_context(), module)
         assert str(module) == before

@@ -19,7 +19,8 @@ each ``%q`` load has indices from outside the walk and moves before it (``hoisti
 the row is loaded once and kept in registers, and each step only reads the key's row.
 The products are added in ``chains`` independent partial sums (``DOT_CHAINS``: a
 single chain of dependent adds is the walk's critical path), added pairwise at the end;
-``chains=1`` keeps the loop's order (``0 + p0 + p1 + ..``), bit for bit.
+``chains=1`` keeps the loop's order (``0 + p0 + p1 + ..``), bit for bit, and so does a
+dot product whose step computes its operands (``_plain``).
 
 When: the inner loop is a single-result ``add`` reduce directly in the body of a walk of
 an online group (``fuse.weighs_scores``), at most ``max_extent`` steps, with no loop
@@ -67,25 +68,21 @@ def unrollable(inner: ForOp, walk: ForOp, max_extent: int = MAX_UNROLLED_DOT) ->
 
 
 def unroll(inner: ForOp, chains: int = 1) -> None:
-    """Replace the reduce loop ``inner`` by its steps, step ``i`` added in order to chain
-    ``i % chains`` (each starting at the identity), the chains then added pairwise. One
-    chain is the loop's own sum, bit for bit."""
+    """Replace the reduce loop ``inner`` by its steps, their values added in ``chains``
+    partial sums (``add_in_chains``). One chain is the loop's own sum, bit for bit."""
     block = inner.parent_block()
     assert block is not None
     (result,) = inner.results
     zero = arith.ConstantOp(identity_attr("add", result.type))
     block.insert_op_before(zero, inner)
-    totals: list[SSAValue] = [zero.result] * max(1, min(chains, inner.extent))
+    terms: list[SSAValue] = []
     for step in range(inner.lower.data, inner.upper.data):
-        chain = (step - inner.lower.data) % len(totals)
         index = arith.ConstantOp(IntegerAttr(step, IndexType()))
         block.insert_op_before(index, inner)
         mapping: dict[SSAValue, SSAValue] = {inner.induction_var: index.result}
         for op in inner.body.block.ops:
             if isinstance(op, YieldOp):
-                add = arith.AddfOp(totals[chain], mapping.get(op.operands[0], op.operands[0]))
-                block.insert_op_before(add, inner)
-                totals[chain] = add.result
+                terms.append(mapping.get(op.operands[0], op.operands[0]))
                 continue
             clone = op.clone(mapping)
             if isinstance(clone, LoadOp):
@@ -95,17 +92,39 @@ def unroll(inner: ForOp, chains: int = 1) -> None:
                 mapping[old] = new
         if not index.result.uses:
             block.erase_op(index)  # every use was a load's index, now in its map
-    while len(totals) > 1:  # ((c0 + c1) + (c2 + c3)) ..
-        pairs = []
-        for first, second in zip(totals[::2], totals[1::2], strict=False):
-            add = arith.AddfOp(first, second)
-            block.insert_op_before(add, inner)
-            pairs.append(add.result)
-        totals = pairs + (totals[-1:] if len(totals) % 2 else [])
-    (total,) = totals
+    total = add_in_chains(terms, zero.result, chains, lambda op: block.insert_op_before(op, inner))
     total.name_hint = result.name_hint
     result.replace_all_uses_with(total)
     block.erase_op(inner)
+
+
+def _plain(inner: ForOp) -> bool:
+    """Whether a dot product's step is a product of two loads and nothing else. A step
+    that computes its operands (RoPE inside the walk: ``q * cos + rotate(q) * sin``)
+    keeps one chain: its walk already holds about 250 registers a thread (TinyLlama's
+    decoder layer), and three more partial sums spilled it."""
+    ops = list(inner.body.block.ops)
+    products = [o for o in ops if isinstance(o, arith.MulfOp)]
+    return len(products) == 1 and all(isinstance(o, LoadOp | arith.MulfOp | YieldOp) for o in ops)
+
+
+def add_in_chains(terms: list[SSAValue], zero: SSAValue, chains: int, insert) -> SSAValue:
+    """The sum of ``terms``: term ``i`` added to chain ``i % chains`` (each starting at
+    ``zero``), the chains then added pairwise, ``((c0 + c1) + (c2 + c3))``; each new add
+    goes to ``insert``. (``split-walk-columns`` adds a lane's share of a dot product so.)"""
+    totals: list[SSAValue] = [zero] * max(1, min(chains, len(terms)))
+    for i, term in enumerate(terms):
+        add = arith.AddfOp(totals[i % len(totals)], term)
+        insert(add)
+        totals[i % len(totals)] = add.result
+    while len(totals) > 1:
+        pairs = []
+        for first, second in zip(totals[::2], totals[1::2], strict=False):
+            add = arith.AddfOp(first, second)
+            insert(add)
+            pairs.append(add.result)
+        totals = pairs + (totals[-1:] if len(totals) % 2 else [])
+    return totals[0]
 
 
 def _fold_index(load: LoadOp, value: SSAValue, step: int) -> None:
@@ -148,7 +167,7 @@ class UnrollDots(ModulePass):
             for walk in walks:
                 for inner in [o for o in walk.body.block.ops if isinstance(o, ForOp)]:
                     if unrollable(inner, walk, self.max_extent):
-                        unroll(inner, self.chains)
+                        unroll(inner, self.chains if _plain(inner) else 1)
                         changed = True
             if changed:
                 hoist_invariants(kernel, set(kernel.input_buffers))

@@ -199,3 +199,44 @@ def weighted_walk(kernel: tile.KernelOp) -> bool:
         and len(op.kinds) >= WEIGHED_ACCUMULATORS
         for op in kernel.body.block.ops
     )
+
+
+def chunk_loop(reduce: loop.LoopBase, chunk: int, rewriter, make_inner, part: str):
+    """Rewrite the reduce loop ``reduce`` (from 0 to ``upper``) into an outer
+    ``loop.for %k_o`` over ``ceil(upper / chunk)`` chunks whose body is the inner loop
+    ``make_inner(body)`` over one chunk, its iterations ``%k = %k_o * chunk + %k_i``
+    (computed first in the body), each accumulator kind kept; the inner results are named
+    ``<name><part>``. ``chunk-matmul-k``'s K chunks and ``chunk-walk``'s chunks of keys.
+    Returns (the outer loop, the inner loop, ``%k``)."""
+    from xdsl.dialects.builtin import IndexType
+    from xdsl.ir import Region
+    from xdsl.ir.affine import AffineExpr
+
+    from deplodock.dialects.affine_syntax import apply_op
+
+    name = reduce.induction_var.name_hint or "k"
+    types = [r.type for r in reduce.results]
+    inner_body = rewriter.move_region_contents_to_new_regions(reduce.body)
+    old_iv = inner_body.block.args[0]
+    outer_body = Block(arg_types=[IndexType()])
+    outer_iv = outer_body.args[0]
+    outer_iv.name_hint = f"{name}_o"
+    inner_iv = rewriter.insert_block_argument(inner_body.block, 0, IndexType())
+    inner_iv.name_hint = f"{name}_i"
+    d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
+    index = apply_op(d0 * chunk + d1, [outer_iv, inner_iv], name)
+    inner_body.block.insert_op_before(index, inner_body.block.first_op)
+    old_iv.replace_all_uses_with(index.result)
+    rewriter.erase_block_argument(old_iv)
+    inner = make_inner(inner_body)
+    inner.unroll = reduce.unroll
+    for new, old in zip(inner.results, reduce.results, strict=True):
+        new.name_hint = f"{old.name_hint}{part}" if old.name_hint else None
+    outer_body.add_ops([inner, loop.YieldOp(*inner.results)])
+    extent = reduce.upper.data  # type: ignore[attr-defined]
+    outer = loop.ForOp(0, -(-extent // chunk), Region(outer_body), reduce.kinds, types)
+    outer.attributes.update(reduce.attributes)
+    for new, old in zip(outer.results, reduce.results, strict=True):
+        new.name_hint = old.name_hint
+    rewriter.replace(reduce, outer)
+    return outer, inner, index.result

@@ -152,9 +152,7 @@ class PlaceFreeAxes(RewritePattern):
                 continue
             place = next(placement_of)
             if packed > 1 and place.threads == packed:
-                position = self._pack_rows(
-                    arg, place, extent, position, block, new_axes, rewriter
-                )
+                position = self._pack_rows(arg, place, extent, position, block, new_axes, rewriter)
                 continue
             if not place.is_split:
                 new_axes.append((extent, "thread" if place.threads > 1 else "block"))

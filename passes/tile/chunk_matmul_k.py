@@ -35,9 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IndexType, ModuleOp
-from xdsl.ir import Block, Region
-from xdsl.ir.affine import AffineExpr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -46,12 +44,15 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.analysis import is_chunked, register_tile_of, top_level_reduces
+from deplodock.passes.tile.analysis import (
+    chunk_loop,
+    is_chunked,
+    register_tile_of,
+    top_level_reduces,
+)
 
 
 def chunk_of(kernel: tile.KernelOp, reduce: loop.ForOp, bk: int) -> int | None:
@@ -99,30 +100,14 @@ class ChunkKLoops(RewritePattern):
 
     @staticmethod
     def _chunk(reduce: loop.ForOp, bk: int, rewriter: PatternRewriter) -> None:
-        name = reduce.induction_var.name_hint or "k"
         types = [r.type for r in reduce.results]
-        inner_body = rewriter.move_region_contents_to_new_regions(reduce.body)
-        old_iv = inner_body.block.args[0]
-        outer_body = Block(arg_types=[IndexType()])
-        outer_iv = outer_body.args[0]
-        outer_iv.name_hint = f"{name}_o"
-        inner_iv = rewriter.insert_block_argument(inner_body.block, 0, IndexType())
-        inner_iv.name_hint = f"{name}_i"
-        d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
-        index = apply_op(d0 * bk + d1, [outer_iv, inner_iv], name)
-        rewriter.insert(index, InsertPoint.at_start(inner_body.block))
-        old_iv.replace_all_uses_with(index.result)
-        rewriter.erase_block_argument(old_iv)
-        inner = loop.ForOp(0, bk, inner_body, reduce.kinds, types)
-        inner.unroll = reduce.unroll
-        for new, old in zip(inner.results, reduce.results, strict=True):
-            new.name_hint = f"{old.name_hint}_part" if old.name_hint else None
-        outer_body.add_ops([inner, loop.YieldOp(*inner.results)])
-        outer = loop.ForOp(0, reduce.extent // bk, Region(outer_body), reduce.kinds, types)
-        outer.attributes.update(reduce.attributes)
-        for new, old in zip(outer.results, reduce.results, strict=True):
-            new.name_hint = old.name_hint
-        rewriter.replace(reduce, outer)
+        chunk_loop(
+            reduce,
+            bk,
+            rewriter,
+            lambda body: loop.ForOp(0, bk, body, reduce.kinds, types),
+            "_part",
+        )
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IndexType, ModuleOp
-from xdsl.ir import Block, Region
-from xdsl.ir.affine import AffineExpr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -54,37 +52,43 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.access import element_bytes
-from deplodock.dialects.affine_syntax import apply_op
+from deplodock.dialects.affine_syntax import expr_linear_form, linear_form
 from deplodock.dialects.combine import ONLINE_MAX
-from deplodock.passes.tile.analysis import axes_used
+from deplodock.passes.tile.analysis import axes_used, chunk_loop, is_chunked
 from deplodock.passes.tile.chunk_reduce import _ragged
 from deplodock.passes.tile.schedule.reduce import walk_chunk
 
 
-def walks(kernel: tile.KernelOp) -> list[tile.StridedForOp]:
-    """The kernel's top-level strided reduce loops that hold an online group."""
+def walks(kernel: tile.KernelOp) -> list[tile.StridedForOp | loop.ForOp]:
+    """The kernel's top-level reduce loops that hold an online group: strided (the
+    row's threads split its keys) or whole (``split-walk-columns``' lanes walk them all),
+    and not chunked yet."""
     return [
         op
         for op in kernel.body.block.ops
-        if isinstance(op, tile.StridedForOp) and op.is_reduce and ONLINE_MAX in op.kinds
+        if isinstance(op, tile.StridedForOp | loop.ForOp)
+        and op.is_reduce
+        and ONLINE_MAX in op.kinds
+        and not is_chunked(op)
+        and (not isinstance(op, loop.ForOp) or op.lower.data == 0)
     ]
 
 
-def key_row_bytes(kernel: tile.KernelOp, walk: tile.StridedForOp) -> int | None:
+def key_row_bytes(kernel: tile.KernelOp, walk: loop.LoopBase) -> int | None:
     """Bytes a block's chunk takes per key: of each input the walk loads that some thread
     of the block shares (a thread axis its indices leave out: ``StageKChunks`` stages
     those), its loads times the threads along the other axes that index it (a row's
     scores: one a row of the block); None when only the walk's own threads share the
     inputs (one row a block: nothing to gain)."""
     threads = {a: e for a, e, b in kernel.axes if b == "thread"}
-    others = [a for a in threads if a is not walk.start]
+    others = [a for a in threads if a is not getattr(walk, "start", None)]
     total, shared = 0, False
     for buffer in kernel.input_buffers:
         loads = [o for o in walk.walk() if isinstance(o, loop.LoadOp) and o.buffer is buffer]
         if not loads:
             continue
         used = set().union(*(axes_used(v, kernel) for o in loads for v in o.indices))
-        if all(a in used for a in threads):
+        if all(a in used for a in threads) or not all(_stageable(o, kernel) for o in loads):
             continue
         shared = shared or any(a not in used for a in others)
         per_key = len(loads) * element_bytes(buffer.type.element_type)  # type: ignore[attr-defined]
@@ -92,6 +96,20 @@ def key_row_bytes(kernel: tile.KernelOp, walk: tile.StridedForOp) -> int | None:
             per_key *= threads[axis]
         total += per_key
     return total if shared else None
+
+
+def _stageable(load: loop.LoadOp, kernel: tile.KernelOp) -> bool:
+    """Whether a slab can serve ``load``: each index is linear, or computed from block
+    axes alone (a head ``%a0 floordiv 8`` of a block: ``StageKChunks``' origins)."""
+    threads = {a for a, _, b in kernel.axes if b == "thread"}
+    forms = [linear_form(v) for v in load.indices]
+    for expr in load.map.data.results:
+        if None not in forms and expr_linear_form(expr, forms) is not None:  # type: ignore[arg-type]
+            continue
+        values = [load.indices[d] for d in expr.used_dims()]
+        if any(axes_used(v, kernel) & threads for v in values):
+            return False
+    return True
 
 
 class ChunkWalks(RewritePattern):
@@ -110,34 +128,18 @@ class ChunkWalks(RewritePattern):
                 self._chunk(walk, chunk, rewriter)
 
     @staticmethod
-    def _chunk(walk: tile.StridedForOp, chunk: int, rewriter: PatternRewriter) -> None:
-        name = walk.induction_var.name_hint or "k"
+    def _chunk(walk, chunk: int, rewriter: PatternRewriter) -> None:
         types = [r.type for r in walk.results]
-        inner_body = rewriter.move_region_contents_to_new_regions(walk.body)
-        old_iv = inner_body.block.args[0]
-        outer_body = Block(arg_types=[IndexType()])
-        outer_iv = outer_body.args[0]
-        outer_iv.name_hint = f"{name}_o"
-        inner_iv = rewriter.insert_block_argument(inner_body.block, 0, IndexType())
-        inner_iv.name_hint = f"{name}_i"
-        d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
-        index = apply_op(d0 * chunk + d1, [outer_iv, inner_iv], name)
-        inner_body.block.insert_op_before(index, inner_body.block.first_op)
-        old_iv.replace_all_uses_with(index.result)
-        rewriter.erase_block_argument(old_iv)
-        inner = tile.StridedForOp(walk.start, chunk, walk.step.data, inner_body, walk.kinds, types)
-        inner.unroll = walk.unroll
-        for new, old in zip(inner.results, walk.results, strict=True):
-            new.name_hint = f"{old.name_hint}_c" if old.name_hint else None
-        outer_body.add_ops([inner, loop.YieldOp(*inner.results)])
+
+        def inner(body):
+            if isinstance(walk, tile.StridedForOp):
+                return tile.StridedForOp(walk.start, chunk, walk.step.data, body, walk.kinds, types)
+            return loop.ForOp(0, chunk, body, walk.kinds, types)
+
         extent = walk.upper.data
+        _, chunked, index = chunk_loop(walk, chunk, rewriter, inner, "_c")
         if extent % chunk:  # the last chunk is short: its steps past the walk add nothing
-            _ragged(inner, index.result, extent)
-        outer = loop.ForOp(0, -(-extent // chunk), Region(outer_body), walk.kinds, types)
-        outer.attributes.update(walk.attributes)
-        for new, old in zip(outer.results, walk.results, strict=True):
-            new.name_hint = old.name_hint
-        rewriter.replace(walk, outer)
+            _ragged(chunked, index, extent)
 
 
 @dataclass(frozen=True)

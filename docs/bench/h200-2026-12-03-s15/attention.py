@@ -1,6 +1,7 @@
 """Session 15: attention's walk staged a chunk of keys at a time (``chunk-walk``: the rows
 of a block share each chunk of key and value rows in shared memory) and a causal block's
-walk stopped at its last live chunk (``skip-masked-chunks``), against the walk that reads
+walk stopped at its last live chunk (``skip-masked-chunks``) and its head dim dealt out to lanes (``split-walk-columns``;
+``lanes=1``: its keys split across threads, as before), against the walk that reads
 them from global memory (``chunk-walk{chunk=1}``, session 14's kernel), no skipping, the
 dot products in one chain of adds (``unroll-dots{chains=1}``), other
 chunk lengths, threads a row and block sizes, beside eager and torch.compile in one run
@@ -49,6 +50,7 @@ CASES = {
 CHUNKS = [int(c) for c in os.environ.get("CHUNKS", "1,64").split(",") if c]
 THREADS = [int(t) for t in os.environ.get("THREADS", "1,4").split(",") if t]
 BLOCKS = [int(b) for b in os.environ.get("BLOCKS", "128").split(",") if b]
+LANES = [int(u) for u in os.environ.get("LANES", "1,2,8").split(",") if u]
 
 
 def variants(name: str):
@@ -58,9 +60,12 @@ def variants(name: str):
     from deplodock.passes.tile.skip_masked_chunks import SkipMaskedChunks
 
     from deplodock.passes.loop.unroll_dots import UnrollDots
+    from deplodock.passes.tile.split_walk_columns import SplitWalkColumns
 
     out = {"default": {}, "noskip": {"skip-masked-chunks": SkipMaskedChunks(skip=False)}}
     out["chain1"] = {"unroll-dots": UnrollDots(chains=1)}
+    for lanes in LANES:
+        out[f"u{lanes}"] = {"split-walk-columns": SplitWalkColumns(lanes=lanes)}
     for chunk in CHUNKS:
         out["unchunked" if chunk == 1 else f"c{chunk}"] = {"chunk-walk": ChunkWalk(chunk=chunk)}
     if name.startswith("decode"):

@@ -38,11 +38,12 @@ def rows_per_block(extent: int, room: int, ragged: bool = False) -> int:
         rows *= 2
     if not ragged:
         return rows
+    # A block takes a warp's worth of threads at least (combines shuffle whole warps):
+    # ``room`` is a block's rows, a warp an eighth of a block.
+    fewest = max(1, room * WARP // DEFAULT_BLOCK_THREADS)
     for candidate in (room >> k for k in range(room.bit_length())):
-        if candidate <= rows:
+        if candidate <= max(rows, fewest - 1):
             break
         if (-extent % candidate) * MAX_RAGGED_WASTE <= extent:
             return candidate
-    # A block still takes a warp's worth of threads (combines shuffle whole warps):
-    # ``room`` is a block's rows, a warp an eighth of a block.
-    return max(rows, room * WARP // DEFAULT_BLOCK_THREADS)
+    return max(rows, fewest)

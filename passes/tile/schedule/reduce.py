@@ -75,6 +75,35 @@ def weighted_walk_threads(rows: int, target: Target | None = None) -> int:
     )
 
 
+COLUMN_LANES = 8  # lanes a query row's head dim is dealt out to, at most (split-walk-columns)
+MIN_LANE_DIMS = 8  # elements of the head dim a lane keeps, at least
+MIN_LANE_ROWS = 256  # fewer query rows (decode) split their keys across threads instead
+MAX_LANE_ROWS = 8192  # more rows fill the GPU split by keys, which costs fewer instructions
+
+
+def walk_column_lanes(rows: int, dims: int, columns: int, target: Target | None = None) -> int:
+    """Cost function: lanes a row of an attention walk deals its head dim out to
+    (``split-walk-columns``): the most, up to ``COLUMN_LANES``, that divide the query dim
+    ``dims`` and the value ``columns`` leaving ``MIN_LANE_DIMS`` elements each, for
+    ``MIN_LANE_ROWS`` to ``MAX_LANE_ROWS`` rows; 1 otherwise. Each lane keeps its share
+    of the query row and of the accumulators (70 registers at 4 lanes of 64 where a
+    whole row took 220), so few rows still fill the SMs; but every lane repeats the
+    online step and the lanes add their partial dot products by shuffles at every key,
+    so with rows enough the keys are better split across threads
+    (``weighted_walk_threads``). A decode step's few long rows are split by keys and
+    across blocks. H200, causal GQA, head dim 64 (``docs/bench/h200-2026-12-03-s15``,
+    lanes 1 / 2 / 4 / 8): 4096 rows 75 / 49 / 45 / 33 us; 8000 rows (S=1000, not
+    causal) 310 / 328 / 322 / 310; 16384 rows 154 / 161 / 287 / 256; 131072 rows
+    5177 / 5438 / 10074 / 10184."""
+    del target
+    if not MIN_LANE_ROWS <= rows < MAX_LANE_ROWS:
+        return 1
+    lanes = COLUMN_LANES
+    while lanes > 1 and (dims % lanes or columns % lanes or dims // lanes < MIN_LANE_DIMS):
+        lanes //= 2
+    return lanes
+
+
 WALK_CHUNK = 64  # keys a block stages at once, at most
 WALK_CHUNK_BYTES = 16 * 1024  # a chunk's slabs: two copies (fill-k-loop) stay static
 

@@ -1,0 +1,356 @@
+"""``split-walk-columns``: the lanes of a query row share its head dim, not its keys.
+
+An attention walk (``ten.softmax_sum`` with the scores fused in, after ``unroll-dots``)
+keeps, per query row, the query row (D values), the running max and sum and C value
+columns: 2 + D + C registers and more, 220 at D = C = 64 on the H200, so a block of 256
+threads is all an SM holds (8 warps: too few to hide the latency of the walk's loads and
+exp). This pass deals each row's head dim out to ``U`` consecutive lanes (a new innermost
+thread axis ``%u``): lane ``u`` keeps the query's elements ``u*D/U ..`` and the value
+columns ``u*C/U ..``; each key's score is the lanes' partial dot products added across
+them (``tile.combine add .. across %u``, shuffles), so every lane has the same score,
+max and sum, and updates its own columns::
+
+    %m, %s, %a0, .., %a63 = loop.for %k = 0 to S reduce(online_max, online_sum x 65) {
+      %p0 = arith.mulf %q0, %k0 ..  %qk = (tree of 64 products)
+      ..  loop.yield %score, %one, %v0, .., %v63
+    }
+    loop.store (%a_j / %s), %o[.., j]        (j = 0 .. 63)
+
+    %m, %s, %a0, .., %a15 = loop.for %k = 0 to S reduce(online_max, online_sum x 17) {
+      %part = (tree of the 16 products of elements 16 * %u + 0 .. 15)
+      %qk = tile.combine add %part across %u : f32
+      ..  loop.yield %score, %one, %v0, .., %v15      (%v_j = V[.., 16 * %u + j])
+    }
+    loop.store (%a_j / %s), %o[.., 16 * %u + j]   (j = 0 .. 15)
+
+The sum of the dot product is the same terms in another order (each lane's chains, then
+the butterfly). The row is no longer split over keys (``cooperative-reduce`` leaves a
+kernel that has a thread axis), so no combine of the whole group follows the walk.
+
+Which walks: a top-level reduce ``loop.for`` of a kernel with only free axes whose
+clause is one online group with C value columns; its score a tree of adds over D products
+``q_i * k_i`` (``q_i`` a load outside the walk, ``k_i`` one inside, both indexed by the
+constant ``i`` in their last dimension, nothing else using them); value ``j`` a load
+indexed by the constant ``j`` last; after the walk, each column used only by ops that end
+in one store indexed by ``j`` last. ``U`` is ``walk_column_lanes`` (``schedule.reduce``),
+``lanes`` overrides it (1 turns the pass off).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IndexType, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineExpr,
+    AffineMap,
+)
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
+
+from deplodock.dialects import loop, tile
+from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, groups
+from deplodock.passes.loop.unroll_dots import DOT_CHAINS, add_in_chains
+from deplodock.passes.tile.cooperative_reduce import parallel_extent
+from deplodock.passes.tile.schedule.reduce import walk_column_lanes
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
+
+
+def _split_last(access: Operation) -> tuple[AffineExpr | None, int] | None:
+    """A load's or store's last index as (its non-constant part, its constant): ``j``
+    is ``(None, j)``, ``%a0 * 64 + j`` (the output's heads side by side) is
+    ``(%a0 * 64, j)``; None for anything else."""
+    if not isinstance(access, loop.LoadOp | loop.StoreOp):
+        return None
+    last = access.map.data.results[-1]
+    if isinstance(last, AffineConstantExpr):
+        return None, last.value
+    if isinstance(last, AffineBinaryOpExpr) and last.kind == AffineBinaryOpKind.Add:
+        if isinstance(last.rhs, AffineConstantExpr):
+            return last.lhs, last.rhs.value
+    return last, 0
+
+
+def _last_constant(access: Operation) -> int | None:
+    """The column a load or store reads or writes: its last index's constant."""
+    split = _split_last(access)
+    return None if split is None else split[1]
+
+
+def _reindexed(access: loop.LoadOp | loop.StoreOp, lane: SSAValue, base: int, index: int):
+    """``access`` with its last index's constant replaced by ``base * %u + index``."""
+    old = access.map.data
+    dims = old.num_dims
+    rest, _ = _split_last(access)  # type: ignore[misc]
+    column = AffineExpr.dimension(dims) * base + index
+    results = (*old.results[:-1], column if rest is None else rest + column)
+    new_map = AffineMap(dims + 1, 0, results)
+    if isinstance(access, loop.LoadOp):
+        new = loop.LoadOp(access.buffer, new_map, [*access.indices, lane])
+        new.result.name_hint = access.result.name_hint
+    else:
+        new = loop.StoreOp(access.value, access.buffer, new_map, [*access.indices, lane])
+    if access.is_guarded:
+        new.guarded = access.guarded
+    return new
+
+
+def _same_base(accesses: list[Operation]) -> bool:
+    """Whether the accesses differ only in their last index's constant (the column)."""
+    bases = []
+    for access in accesses:
+        split = _split_last(access)
+        if split is None:
+            return False
+        bases.append((access.buffer, tuple(access.indices), access.map.data.results[:-1], split[0]))  # type: ignore[attr-defined]
+    return all(b == bases[0] for b in bases)
+
+
+@dataclass
+class _Dot:
+    """The dot product a walk's score is made of: its root value, its products by
+    element, and the adds of its tree."""
+
+    root: SSAValue
+    products: dict[int, arith.MulfOp]
+    adds: list[arith.AddfOp]
+
+
+def _dot(root: SSAValue, walk: loop.ForOp) -> _Dot | None:
+    """The tree of adds under ``root`` whose leaves are products ``q_i * k_i`` (a load
+    from outside the walk, one from inside, both indexed by ``i`` last) and zeros."""
+    products: dict[int, arith.MulfOp] = {}
+    adds: list[arith.AddfOp] = []
+    stack = [root]
+    while stack:
+        value = stack.pop()
+        owner = value.owner
+        if isinstance(owner, arith.AddfOp) and owner.parent_op() is walk:
+            adds.append(owner)
+            stack += [owner.lhs, owner.rhs]
+        elif isinstance(owner, arith.MulfOp) and owner.parent_op() is walk:
+            q, k = owner.lhs.owner, owner.rhs.owner
+            if not isinstance(q, loop.LoadOp) or not isinstance(k, loop.LoadOp):
+                return None
+            if q.parent_op() is walk or k.parent_op() is not walk:
+                return None
+            i = _last_constant(q)
+            if i is None or i != _last_constant(k) or i in products:
+                return None
+            products[i] = owner
+        elif isinstance(owner, arith.ConstantOp) and owner.value.value.data == 0.0:
+            continue
+        else:
+            return None
+    return _Dot(root, products, adds) if products else None
+
+
+def _score_dot(walk: loop.ForOp) -> _Dot | None:
+    """The dot product under the walk's score (through the ops between, which use it
+    once): the first add whose tree is a dot."""
+    yielded = walk.body.block.last_op
+    assert isinstance(yielded, loop.YieldOp)
+    stack = [yielded.operands[walk.kinds.index(ONLINE_MAX)]]
+    seen = 0
+    while stack and seen < 16:
+        value = stack.pop()
+        seen += 1
+        owner = value.owner
+        if isinstance(owner, arith.AddfOp):
+            found = _dot(value, walk)
+            if found is not None:
+                return found
+        if isinstance(owner, Operation) and owner.parent_op() is walk:
+            stack += list(owner.operands)
+    return None
+
+
+def _column_stores(walk: loop.ForOp) -> dict[int, list[Operation]] | None:
+    """Per value column ``j``: the ops after the walk that make its store (the ops
+    that use ``acc_j``, up to the store indexed by ``j`` last), or None when a column's
+    value goes anywhere else."""
+    block = walk.parent_block()
+    assert block is not None
+    found: dict[int, list[Operation]] = {}
+    for j, result in enumerate(walk.results[2:]):
+        chain: list[Operation] = []
+        frontier = [result]
+        store = None
+        while frontier:
+            value = frontier.pop()
+            for use in value.uses:
+                op = use.operation
+                if op.parent_block() is not block or op in chain:
+                    return None
+                if isinstance(op, loop.StoreOp):
+                    if store is not None or _last_constant(op) != j:
+                        return None
+                    store = op
+                elif len(op.results) == 1:
+                    frontier.append(op.results[0])
+                else:
+                    return None
+                chain.append(op)
+        if store is None:
+            return None
+        found[j] = chain
+    return found
+
+
+class SplitColumns(RewritePattern):
+    def __init__(self, lanes: int, target: Target):
+        self.lanes = lanes
+        self.target = target
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        if any(b != "free" for _, _, b in op.axes):
+            return
+        walks = [
+            o for o in op.body.block.ops if isinstance(o, loop.ForOp) and ONLINE_MAX in o.kinds
+        ]
+        if len(walks) != 1:
+            return
+        (walk,) = walks
+        kinds = walk.kinds
+        if len(groups(kinds)) != 1 or kinds[1:] != [ONLINE_SUM] * (len(kinds) - 1):
+            return
+        columns = len(kinds) - 2
+        dot = _score_dot(walk)
+        stores = _column_stores(walk)
+        yielded = walk.body.block.last_op
+        assert isinstance(yielded, loop.YieldOp)
+        values = [v.owner for v in yielded.operands[2:]]
+        if dot is None or stores is None or columns < 1:
+            return
+        if any(
+            not isinstance(v, loop.LoadOp) or v.parent_op() is not walk or _last_constant(v) != j
+            for j, v in enumerate(values)
+        ):
+            return
+        dims = len(dot.products)
+        if sorted(dot.products) != list(range(dims)) or not _same_base(values):
+            return
+        for side in ("lhs", "rhs"):
+            if not _same_base([getattr(p, side).owner for p in dot.products.values()]):
+                return
+        stored = [o for chain in stores.values() for o in chain if isinstance(o, loop.StoreOp)]
+        if not _same_base(stored):
+            return
+        lanes = self.lanes or walk_column_lanes(parallel_extent(op), dims, columns, self.target)
+        if lanes <= 1 or dims % lanes or columns % lanes:
+            return
+        self._split(op, walk, dot, values, stores, lanes, rewriter)
+
+    @staticmethod
+    def _split(kernel, walk, dot: _Dot, values, stores, lanes: int, rewriter) -> None:
+        dims, columns = len(dot.products), len(values)
+        per_dim, per_column = dims // lanes, columns // lanes
+        old_axes = [(e, b) for _, e, b in kernel.axes]
+        body = rewriter.move_region_contents_to_new_regions(kernel.body)
+        lane = rewriter.insert_block_argument(body.block, 0, IndexType())
+        lane.name_hint = "u"
+        # The dot product: lane u's products, in chains, then added across the lanes.
+        kept = [dot.products[i] for i in range(per_dim)]
+        for i, product in enumerate(kept):
+            for operand in (product.lhs, product.rhs):
+                load = operand.owner
+                rewriter.replace_op(load, _reindexed(load, lane, per_dim, i))
+        partial = _chains(kept, dot.root, rewriter)
+        combined = tile.CombineOp("add", partial, lane)
+        combined.results[0].name_hint = dot.root.name_hint
+        rewriter.insert_op(combined, InsertPoint.after(dot.root.owner))
+        dot.root.replace_all_uses_with(combined.results[0])
+        # The old tree, the other lanes' products and their loads are dead now.
+        for add in dot.adds:
+            rewriter.erase_op(add)
+        for i in range(per_dim, dims):
+            product = dot.products[i]
+            loads = [product.lhs.owner, product.rhs.owner]
+            rewriter.erase_op(product)
+            for load in loads:
+                if not load.result.uses:
+                    rewriter.erase_op(load)
+        # The value columns: lane u's, reindexed; the walk keeps 2 + C/U accumulators.
+        yielded = walk.body.block.last_op
+        keep = 2 + per_column
+        rewriter.replace_op(yielded, loop.YieldOp(*yielded.operands[:keep]))
+        for j in range(per_column, columns):
+            rewriter.erase_op(values[j])
+        for j in range(per_column):
+            rewriter.replace_op(values[j], _reindexed(values[j], lane, per_column, j))
+        # The stores of the other lanes' columns go, lane u's are reindexed.
+        for j in range(columns - 1, per_column - 1, -1):
+            for chained in reversed(stores[j]):
+                rewriter.erase_op(chained)
+        for j in range(per_column):
+            (store,) = [o for o in stores[j] if isinstance(o, loop.StoreOp)]
+            rewriter.replace_op(store, _reindexed(store, lane, per_column, j))
+        inner = rewriter.move_region_contents_to_new_regions(walk.body)
+        types = [r.type for r in walk.results[:keep]]
+        new_walk = loop.ForOp(walk.lower.data, walk.upper.data, inner, walk.kinds[:keep], types)
+        new_walk.attributes.update(walk.attributes)
+        new_walk.unroll = walk.unroll
+        rewriter.insert_op(new_walk, InsertPoint.before(walk))
+        for new, old in zip(new_walk.results, walk.results[:keep], strict=True):
+            new.name_hint = old.name_hint
+            old.replace_all_uses_with(new)
+        rewriter.erase_op(walk)
+        # The lane axis is the kernel's first thread axis, so it stays the innermost.
+        new_kernel = tile.KernelOp(
+            kernel.sym_name.data,
+            [(lanes, "thread"), *old_axes],
+            list(kernel.inputs),
+            [r.type for r in kernel.results],
+            body,
+        )
+        new_kernel.attributes.update(kernel.attributes)
+        rewriter.replace_op(kernel, new_kernel)
+
+
+def _chains(products: list[arith.MulfOp], root: SSAValue, rewriter) -> SSAValue:
+    """The products added as ``unroll-dots`` adds a whole dot product
+    (``add_in_chains``), before ``root``'s op."""
+    before = InsertPoint.before(root.owner)
+    zero = arith.ConstantOp(FloatAttr(0.0, root.type))
+    rewriter.insert_op(zero, before)
+    terms = [p.result for p in products]
+    total = add_in_chains(terms, zero.result, DOT_CHAINS, lambda op: rewriter.insert_op(op, before))
+    total.name_hint = f"{root.name_hint or 'qk'}_part"
+    return total
+
+
+@dataclass(frozen=True)
+class SplitWalkColumns(ModulePass):
+    """Deal an attention row's head dim out to lanes (see the module docstring)."""
+
+    name = "split-walk-columns"
+
+    lanes: int = 0
+    """Lanes a row (0: ``walk_column_lanes`` decides; 1 leaves every walk as it is)."""
+
+    arch: str = DEFAULT_ARCH
+    """The target whose SMs the planner fills."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.lanes < 0:
+            raise DiagnosticException(f"split-walk-columns: lanes={self.lanes} must be >= 0")
+        target = pass_target(self.name, self.arch)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([SplitColumns(self.lanes, target)], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)
