@@ -56,6 +56,7 @@ def pow2_floor(n: int) -> int:
 
 WEIGHED_ACCUMULATORS = 8  # a walk keeping this many values or more is attention's
 WEIGHED_THREADS_PER_SM = 128  # threads a weighted walk's rows aim to fill an SM with
+WEIGHED_ALONE_ROWS_PER_SM = 512  # with this many rows an SM, a row walks on one thread
 
 
 def weighted_walk_threads(rows: int, target: Target | None = None) -> int:
@@ -67,8 +68,12 @@ def weighted_walk_threads(rows: int, target: Target | None = None) -> int:
     line per thread of a row. H200 (``docs/bench/h200-2026-12-03-s14``), causal GQA
     attention, head dim 64: 16384 rows (S=512) 508 / 311 / 557 / 1087 / 4328 us with
     1 / 2 / 4 / 8 / 32 threads a row (256: 5096); 4096 rows (S=128) 122 / 90 / 78 us with
-    1 / 2 / 4."""
+    1 / 2 / 4. With the keys staged a chunk at a time for a block of rows (``chunk-walk``,
+    session 15) one thread a row pays from ``WEIGHED_ALONE_ROWS_PER_SM`` rows an SM on:
+    131072 rows (S=4096) 3824 us with 1 thread, 5168 with 2; 16384 rows 204 / 152."""
     target = target or target_for()
+    if rows >= WEIGHED_ALONE_ROWS_PER_SM * target.sm_count:
+        return 1
     return min(
         DEFAULT_THREADS,
         max(2, pow2_floor(WEIGHED_THREADS_PER_SM * target.sm_count // max(rows, 1))),
