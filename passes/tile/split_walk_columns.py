@@ -139,6 +139,9 @@ def _dot(root: SSAValue, walk: loop.ForOp) -> _Dot | None:
     while stack:
         value = stack.pop()
         owner = value.owner
+        if value is not root and not isinstance(owner, arith.ConstantOp):
+            if len(list(value.uses)) != 1:
+                return None  # a partial sum or product used elsewhere: keep the dot whole
         if isinstance(owner, arith.AddfOp) and owner.parent_op() is walk:
             adds.append(owner)
             stack += [owner.lhs, owner.rhs]
