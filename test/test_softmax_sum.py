@@ -291,6 +291,29 @@ def _tile_kernels_with_chunked_walks(module: ModuleOp) -> int:
     )
 
 
+def _around_pass(expr: str, name: str, configured, measure, before, after, seed: int):
+    """Lower ``expr`` to the tile level up to pass ``name``; the tile interpreter must give
+    PyTorch's answer before and after ``configured`` runs, ``measure(module)`` must go from
+    ``before`` to ``after`` (the pass changed the program); then the whole pipeline at the
+    kernel level must (SIMT, race checker on). Returns the kernel-level module."""
+    captured = capture_expression(expr)
+    imported = import_program(captured.program)
+    module = lower(imported.module, to="tile", until=name)
+    args, _, reference = fresh_inputs(captured, imported.func, seed, device="cpu")
+    inputs = [a.numpy() for a in args]
+    want = [w.numpy() for w in reference()]
+    _close(run_forward(module, inputs), want)
+    assert measure(module) == before
+    configured.apply(make_context(), module)
+    module.verify()
+    assert measure(module) == after, f"{name} did not change the program as it should"
+    _close(run_forward(module, inputs), want)
+    imported = import_program(captured.program)
+    lower(imported.module, to="kernel")
+    _close(run_forward(imported.module, inputs), want)
+    return imported.module
+
+
 @pytest.mark.parametrize("name", list(CHUNKED))
 def test_chunk_walk_preserves_meaning(name: str) -> None:
     """The tile interpreter gives PyTorch's answer before and after ``chunk-walk`` (which
@@ -298,25 +321,12 @@ def test_chunk_walk_preserves_meaning(name: str) -> None:
     chunk at a time, does at the kernel level (SIMT, race checker on)."""
     from deplodock.passes.tile.chunk_walk import ChunkWalk
 
-    captured = capture_expression(CHUNKED[name])
-    imported = import_program(captured.program)
-    module = lower(imported.module, to="tile", until="chunk-walk")
-    args, _, reference = fresh_inputs(captured, imported.func, 7, device="cpu")
-    inputs = [a.numpy() for a in args]
-    want = [w.numpy() for w in reference()]
-    _close(run_forward(module, inputs), want)
-    assert _tile_kernels_with_chunked_walks(module) == 0
-    ChunkWalk().apply(make_context(), module)
-    module.verify()
-    assert _tile_kernels_with_chunked_walks(module) == 1, "the walk was not chunked"
-    _close(run_forward(module, inputs), want)
-
-    imported = import_program(captured.program)
-    lower(imported.module, to="kernel")
-    _close(run_forward(imported.module, inputs), want)
+    module = _around_pass(
+        CHUNKED[name], "chunk-walk", ChunkWalk(), _tile_kernels_with_chunked_walks, 0, 1, 7
+    )
     (walk,) = [
         k
-        for k in imported.module.walk()
+        for k in module.walk()
         if isinstance(k, kernel.KernelOp) and k.sym_name.data.startswith("k_scaled")
     ]
     shared = [o for o in walk.walk() if isinstance(o, kernel.SharedOp)]
@@ -361,22 +371,8 @@ def test_skip_masked_chunks_preserves_meaning(expr: str) -> None:
     interpreter gives PyTorch's answer before and after; so does the kernel level."""
     from deplodock.passes.tile.skip_masked_chunks import SkipMaskedChunks
 
-    captured = capture_expression(expr)
-    imported = import_program(captured.program)
-    module = lower(imported.module, to="tile", until="skip-masked-chunks")
-    args, _, reference = fresh_inputs(captured, imported.func, 11, device="cpu")
-    inputs = [a.numpy() for a in args]
-    want = [w.numpy() for w in reference()]
-    _close(run_forward(module, inputs), want)
-    assert _bounded_walks(module) == 0
-    SkipMaskedChunks().apply(make_context(), module)
-    module.verify()
-    assert _bounded_walks(module) == 1, "the causal walk was not bounded"
-    _close(run_forward(module, inputs), want)
-    imported = import_program(captured.program)
-    lower(imported.module, to="kernel")
-    assert _bounded_walks(imported.module) == 0  # kernel.for carries it now
-    _close(run_forward(imported.module, inputs), want)
+    module = _around_pass(expr, "skip-masked-chunks", SkipMaskedChunks(), _bounded_walks, 0, 1, 11)
+    assert _bounded_walks(module) == 0  # kernel.for carries it now
 
 
 def test_walks_without_a_causal_mask_walk_every_chunk() -> None:
@@ -416,33 +412,34 @@ def _walk_clauses(module: ModuleOp) -> list[int]:
 
 @pytest.mark.parametrize("name", list(SPLIT))
 def test_split_walk_columns_preserves_meaning(name: str) -> None:
-    """The walk keeps a quarter of the value columns per lane and adds the lanes' partial
-    dot products across them at every key; the tile interpreter gives PyTorch's answer
-    before and after, and so does the kernel level (SIMT, race checker on)."""
+    """The walk keeps its lane's share of the value columns (``walk_column_lanes``) and
+    adds the lanes' partial dot products across them at every key; the tile interpreter
+    gives PyTorch's answer before and after, and so does the kernel level (SIMT, race
+    checker on)."""
     from deplodock.dialects import tile
     from deplodock.passes.tile.schedule.reduce import walk_column_lanes
     from deplodock.passes.tile.split_walk_columns import SplitWalkColumns
 
     captured = capture_expression(SPLIT[name])
-    imported = import_program(captured.program)
-    module = lower(imported.module, to="tile", until="split-walk-columns")
-    args, _, reference = fresh_inputs(captured, imported.func, 13, device="cpu")
-    inputs = [a.numpy() for a in args]
-    want = [w.numpy() for w in reference()]
-    _close(run_forward(module, inputs), want)
-    columns = want[0].shape[-1]
-    assert _walk_clauses(module) == [2 + columns]
-    rows = want[0].size // columns
-    lanes = walk_column_lanes(rows, columns, columns)
+    want = captured.module(*captured.example_inputs)
+    columns = want.shape[-1]
+    lanes = walk_column_lanes(want.numel() // columns, columns, columns)
     assert lanes > 1
-    SplitWalkColumns().apply(make_context(), module)
-    module.verify()
-    assert _walk_clauses(module) == [2 + columns // lanes], "the head dim was not dealt out"
-    assert sum(isinstance(o, tile.CombineOp) for o in module.walk()) == 1
-    _close(run_forward(module, inputs), want)
-    imported = import_program(captured.program)
-    lower(imported.module, to="kernel")
-    _close(run_forward(imported.module, inputs), want)
+
+    def measure(module):
+        clauses = _walk_clauses(module)
+        combines = sum(isinstance(o, tile.CombineOp) for o in module.walk())
+        return clauses, combines
+
+    _around_pass(
+        SPLIT[name],
+        "split-walk-columns",
+        SplitWalkColumns(),
+        measure,
+        ([2 + columns], 0),
+        ([2 + columns // lanes], 1),
+        13,
+    )
 
 
 def test_split_walk_columns_leaves_decode_and_narrow_heads() -> None:

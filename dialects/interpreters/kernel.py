@@ -126,10 +126,9 @@ from deplodock.dialects.interpreters.tile import (
     gather,
     nested_interpreter,
     op_text,
-    run_loop,
+    run_strided_loop,
     scatter,
 )
-from deplodock.dialects.loop import vector_of
 
 WARP = 32
 LANES = 1 << 15
@@ -710,19 +709,7 @@ class KernelBodyFunctions(SimtFunctions):
 
     @impl(kernel.ForOp)
     def run_for(self, interpreter: Interpreter, op: kernel.ForOp, args: tuple):
-        vector = vector_of(op)
-        below = args[1] if len(args) > 1 else None
-        return run_loop(
-            interpreter,
-            self.state,
-            op,
-            args[0],
-            op.upper.data,
-            op.step.data,
-            op.kinds,
-            vector,
-            below,
-        )
+        return run_strided_loop(interpreter, self.state, op, args)
 
     @impl(kernel.LoadOp)
     def run_load(self, interpreter: Interpreter, op: kernel.LoadOp, args: tuple):

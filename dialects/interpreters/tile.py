@@ -323,6 +323,23 @@ def run_loop(
     return tuple(accs)
 
 
+def run_strided_loop(interpreter: Interpreter, state: Simt, op, args: tuple) -> tuple:
+    """``tile.strided_for`` and ``kernel.for`` (``start`` and an optional ``below`` limit
+    as operands): ``run_loop`` with the loop's bound, step and vector width."""
+    below = args[1] if len(args) > 1 else None
+    return run_loop(
+        interpreter,
+        state,
+        op,
+        args[0],
+        op.upper.data,
+        op.step.data,
+        op.kinds,
+        vector_of(op),
+        below,
+    )
+
+
 # --- functions shared by the tile and kernel levels ----------------------------------------------
 
 
@@ -463,19 +480,7 @@ class TileBodyFunctions(SimtFunctions):
     def run_strided_for(
         self, interpreter: Interpreter, op: tile.StridedForOp, args: tuple[Any, ...]
     ):
-        vector = vector_of(op)
-        below = args[1] if len(args) > 1 else None
-        return run_loop(
-            interpreter,
-            self.state,
-            op,
-            args[0],
-            op.upper.data,
-            op.step.data,
-            op.kinds,
-            vector,
-            below,
-        )
+        return run_strided_loop(interpreter, self.state, op, args)
 
     @impl(tile.StageOp)
     def run_stage(self, interpreter: Interpreter, op: tile.StageOp, args: tuple[Any, ...]):
