@@ -510,6 +510,7 @@ class _KernelEmitter:
         self.shared_offsets: dict[Operation, int] = {}
         self.packs: dict[Block | None, dict[kernel.LoadOp, list[kernel.LoadOp]]] = {}
         self.packed: set[kernel.LoadOp] = set()  # members of a run of four (``load``)
+        self.aligned_shared: frozenset[SSAValue] | None = None  # ``_aligned_shared``, once
 
     # names
 
@@ -842,7 +843,9 @@ class _KernelEmitter:
         block = op.parent_block()
         if block not in self.packs:
             inputs = set(self.op.body.block.args[: len(self.op.inputs)])
-            self.packs[block] = packed_loads(block, inputs, self._aligned_shared())
+            if self.aligned_shared is None:
+                self.aligned_shared = self._aligned_shared()
+            self.packs[block] = packed_loads(block, inputs, self.aligned_shared)
             self.packed.update(o for run in self.packs[block].values() for o in run)
         run = self.packs[block].get(op)
         if run is not None:  # the run's first load reads all four (``packed_loads``)

@@ -7,10 +7,14 @@ another pass for them.
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.affine_syntax import expr_linear_form, linear_form
+from deplodock.dialects.affine_syntax import apply_op, expr_linear_form, linear_form
+from deplodock.dialects.combine import ONLINE_MAX
+from deplodock.passes.tile.schedule.reduce import WEIGHED_ACCUMULATORS
 
 
 def refilled_stages(kernel: tile.KernelOp) -> list[tuple[loop.ForOp, list[tile.StageOp]]]:
@@ -190,9 +194,6 @@ def is_pipelined(for_op) -> bool:
 def weighted_walk(kernel: tile.KernelOp) -> bool:
     """Whether ``kernel``'s top level walks a row with an online group of many values
     (attention's ``ten.softmax_sum``: ``schedule.reduce.WEIGHED_ACCUMULATORS`` or more)."""
-    from deplodock.dialects.combine import ONLINE_MAX
-    from deplodock.passes.tile.schedule.reduce import WEIGHED_ACCUMULATORS
-
     return any(
         isinstance(op, loop.LoopBase)
         and ONLINE_MAX in op.kinds
@@ -208,12 +209,6 @@ def chunk_loop(reduce: loop.LoopBase, chunk: int, rewriter, make_inner, part: st
     (computed first in the body), each accumulator kind kept; the inner results are named
     ``<name><part>``. ``chunk-matmul-k``'s K chunks and ``chunk-walk``'s chunks of keys.
     Returns (the outer loop, the inner loop, ``%k``)."""
-    from xdsl.dialects.builtin import IndexType
-    from xdsl.ir import Region
-    from xdsl.ir.affine import AffineExpr
-
-    from deplodock.dialects.affine_syntax import apply_op
-
     name = reduce.induction_var.name_hint or "k"
     types = [r.type for r in reduce.results]
     inner_body = rewriter.move_region_contents_to_new_regions(reduce.body)

@@ -77,7 +77,7 @@ def _narrow(for_op: loop.ForOp, chunk: SSAValue, size: int, extent: int | None =
     """``loop.for %j = 0 to K`` → ``loop.for %j_in = 0 to K/C`` with
     ``%j = affine.apply (%c * K/C + %j_in)`` at the top of its body. ``extent``: the
     loop's length when ``size`` chunks overshoot it (ragged chunks: a reduce loop only),
-    whose steps past it then yield the combine's identity (``_ragged``)."""
+    whose steps past it then yield the combine's identity (``mask_past_end``)."""
     body = for_op.body.block
     old = body.args[0]
     inner = body.insert_arg(IndexType(), 0)
@@ -92,10 +92,10 @@ def _narrow(for_op: loop.ForOp, chunk: SSAValue, size: int, extent: int | None =
     body.erase_arg(old)
     for_op.properties["upper"] = IntAttr(size)
     if extent is not None:
-        _ragged(for_op, index.result, extent)
+        mask_past_end(for_op, index.result, extent)
 
 
-def _ragged(reduce: loop.ForOp, index: SSAValue, extent: int) -> None:
+def mask_past_end(reduce: loop.ForOp, index: SSAValue, extent: int) -> None:
     """The steps of ``reduce`` whose ``index`` reaches ``extent`` or past it add nothing:
     each yielded value becomes ``select(index < extent, value, identity)``, and the loads
     that may now leave their buffers are guarded (they read 0 there, unused)."""

@@ -29,7 +29,7 @@ it loads shared by the threads of another thread axis (the block's rows: else th
 nothing to share). The chunk is ``walk_chunk``'s (``schedule.reduce``: the most keys
 whose rows fit the budget), or the whole walk when that is shorter (one chunk, staged
 once). A walk the chunk does not divide (a prime length) ends with a short chunk whose
-steps past the end yield the group's identity (``chunk_reduce._ragged``), and the slabs
+steps past the end yield the group's identity (``chunk_reduce.mask_past_end``), and the slabs
 are guarded (zeros past the source's end). ``chunk`` overrides the choice (1 turns the
 pass off).
 """
@@ -55,7 +55,7 @@ from deplodock.dialects.access import element_bytes
 from deplodock.dialects.affine_syntax import expr_linear_form, linear_form
 from deplodock.dialects.combine import ONLINE_MAX
 from deplodock.passes.tile.analysis import axes_used, chunk_loop, is_chunked
-from deplodock.passes.tile.chunk_reduce import _ragged
+from deplodock.passes.tile.chunk_reduce import mask_past_end
 from deplodock.passes.tile.schedule.reduce import walk_chunk
 
 
@@ -139,7 +139,7 @@ class ChunkWalks(RewritePattern):
         extent = walk.upper.data
         _, chunked, index = chunk_loop(walk, chunk, rewriter, inner, "_c")
         if extent % chunk:  # the last chunk is short: its steps past the walk add nothing
-            _ragged(chunked, index, extent)
+            mask_past_end(chunked, index, extent)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import affine, arith
 from xdsl.dialects.builtin import FloatAttr, ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr
@@ -50,7 +50,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.affine_syntax import LinearForm, apply_op, linear_form
+from deplodock.dialects.affine_syntax import LinearForm, apply_op, linear_form, value_ranges
 from deplodock.dialects.combine import ONLINE_MAX
 from deplodock.passes.tile.analysis import is_chunked
 
@@ -85,13 +85,13 @@ def _masks(score: SSAValue) -> list[arith.CmpiOp]:
     return found
 
 
-def _bound(value: SSAValue, coefficient: int, kernel: tile.KernelOp, low: bool) -> int | None:
-    """The smallest (``low``) or largest value of ``coefficient * value``, an axis of
-    ``kernel``, over its extent."""
-    axis = kernel.axis_of(value)
-    if axis is None:
+def _bound(value: SSAValue, coefficient: int, low: bool) -> int | None:
+    """The smallest (``low``) or largest value of ``coefficient * value`` over the range
+    its binder (a kernel axis) gives it."""
+    (bounds,) = value_ranges([value])
+    if bounds is None:
         return None
-    ends = (0, coefficient * (axis[0] - 1))
+    ends = (coefficient * bounds[0], coefficient * bounds[1])
     return min(ends) if low else max(ends)
 
 
@@ -127,8 +127,8 @@ def reach(
         expr = AffineExpr.constant(0)
         lowest = constant
         for value, coefficient in row_form[0].items():
-            low = _bound(value, coefficient, kernel, True)
-            high = _bound(value, coefficient, kernel, False)
+            low = _bound(value, coefficient, True)
+            high = _bound(value, coefficient, False)
             if low is None or high is None:
                 break
             lowest += low
@@ -170,8 +170,6 @@ class BoundCausalWalks(RewritePattern):
 def _chunk_of(index, chunks: loop.ForOp, walk: loop.LoopBase) -> int | None:
     """The chunk length of a chunked walk: its first op is ``chunk-walk``'s
     ``k_o * chunk + k_i``."""
-    from xdsl.dialects import affine
-
     if not isinstance(index, affine.ApplyOp):
         return None
     form = linear_form(index.result)
