@@ -389,6 +389,7 @@ class CapturedModel:
     example_inputs: tuple[torch.Tensor, ...]
     program: torch.export.ExportedProgram | None  # None: built, not exported (model_program)
     name: str
+    note: str = ""  # how it was captured, for -v (stitched or why not)
 
     @property
     def source(self) -> str:
@@ -425,14 +426,82 @@ def capture_model(
     part: str = "model",
     device: str = "cpu",
     seed: int = 0,
+    stitch: bool = True,
+    module_device: str | None = None,
 ) -> CapturedModel:
     """Export a model (`part="model"`: input_ids → logits) or its first decoder layer
-    (`part="layer"`: hidden states → hidden states) at sequence length `seq`."""
+    (`part="layer"`: hidden states → hidden states) at sequence length `seq`.
+
+    A model of three layers or more whose layers are alike is exported with two layers
+    and stitched (`frontends.layers`: the same program, in a fraction of the time);
+    `stitch=False` exports every layer. `module_device` builds the returned module
+    elsewhere than the capture runs (`deplodock run` compiles from a capture on the CPU,
+    then builds the model's weights: "meta" here skips building them twice)."""
     from deplodock.frontends.export import export_module
 
-    built = model_program(name, layers=layers, seq=seq, part=part, device=device, seed=seed)
-    built.program = export_module(built.module, built.example_inputs, built.name)
+    built = model_program(
+        name, layers=layers, seq=seq, part=part, device=module_device or device, seed=seed
+    )
+    if stitch and part == "model":
+        built.program = _stitched(name, built, seq, device, seed)
+    if built.program is None:
+        if module_device not in (None, device):  # the whole model, where it is captured
+            built = model_program(name, layers=layers, seq=seq, part=part, device=device, seed=seed)
+        built.program = export_module(built.module, built.example_inputs, built.name)
     return built
+
+
+STITCH_FROM = 3
+"""Fewest layers a model is stitched at (two layers are exported anyway)."""
+
+
+def _stitched(
+    name: Any, built: CapturedModel, seq: int, device: str, seed: int
+) -> torch.export.ExportedProgram | None:
+    """The export of `built`'s model stitched from a two-layer export on `device`, or
+    None (fewer than `STITCH_FROM` layers, layers not alike, or a program
+    `stitch_layers` cannot split: `built.note` says why)."""
+    from deplodock.frontends.export import export_module
+    from deplodock.frontends.layers import NotStitchable, stitch_layers
+
+    stack = built.module.lm.model.layers
+    if len(stack) < STITCH_FROM:
+        return None
+    different = _unlike_layer(stack)
+    if different is not None:
+        built.note = f"every layer exported: layer {different} differs from layer 1"
+        return None
+    two = model_program(name, layers=2, seq=seq, part="model", device=device, seed=seed)
+    program = export_module(two.module, two.example_inputs, two.name)
+    try:
+        stitched = stitch_layers(program, len(stack), built.module.state_dict(keep_vars=True))
+    except NotStitchable as e:
+        built.note = f"every layer exported: {e}"
+        return None
+    built.note = f"{len(stack)} layers stitched from a two-layer export"
+    return stitched
+
+
+def _unlike_layer(stack: torch.nn.ModuleList) -> int | None:
+    """The first layer (from 2) unlike layer 1: another class, parameter or buffer shape,
+    or plain setting (attention type, sliding window, ...; its index aside), or None."""
+
+    def signature(layer: torch.nn.Module) -> list:
+        out = []
+        for path, module in layer.named_modules():
+            settings = {
+                k: v
+                for k, v in vars(module).items()
+                if not k.startswith("_") and k != "layer_idx"
+                if v is None or isinstance(v, bool | int | float | str)
+            }
+            out.append((path, type(module), sorted(settings.items())))
+        for path, tensor in [*layer.named_parameters(), *layer.named_buffers()]:
+            out.append((path, tuple(tensor.shape), tensor.dtype))
+        return out
+
+    first = signature(stack[1])
+    return next((k for k in range(2, len(stack)) if signature(stack[k]) != first), None)
 
 
 def model_program(

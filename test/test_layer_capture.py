@@ -1,0 +1,117 @@
+"""A model captured once per distinct layer (``frontends/layers.py``): the program stitched
+from a two-layer export is the one torch.export gives for the whole stack (graph, names,
+signature, metadata, module call graph), it imports to the same IR with the same source
+locations, lowers to byte-identical CUDA, and runs to the model's logits; a model whose
+layers differ, and a program that is not a layer stack, are exported whole."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from deplodock.frontends.export import export_module, import_program
+from deplodock.frontends.layers import NotStitchable, relayer, stitch_layers
+from deplodock.frontends.models import capture_model
+
+transformers = pytest.importorskip("transformers")
+
+TINY = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "vocab_size": 128,
+    "max_position_embeddings": 256,
+}
+
+
+def _tiny(family: str, layers: int, **extra):
+    fields = {**TINY, "num_hidden_layers": layers, **extra}
+    if family == "llama":
+        return transformers.LlamaConfig(**fields, rms_norm_eps=1e-5, rope_theta=10000.0)
+    return transformers.Qwen2Config(**fields, rms_norm_eps=1e-6, rope_theta=1e6)
+
+
+def _same_program(a: torch.export.ExportedProgram, b: torch.export.ExportedProgram) -> None:
+    assert a.graph_module.code == b.graph_module.code
+    assert str(a.graph) == str(b.graph)
+    assert str(a.graph_signature) == str(b.graph_signature)
+    assert [e.fqn for e in a.module_call_graph] == [e.fqn for e in b.module_call_graph]
+    assert a.state_dict.keys() == b.state_dict.keys()
+    assert a.constants.keys() == b.constants.keys()
+    for key in a.constants:
+        torch.testing.assert_close(a.constants[key], b.constants[key], rtol=0, atol=0)
+    for x, y in zip(a.graph.nodes, b.graph.nodes, strict=True):
+        assert x.meta.keys() == y.meta.keys(), x.name
+        for key in x.meta:
+            if key in ("val", "tensor_meta"):
+                assert str(x.meta[key]) == str(y.meta[key]), (x.name, key)
+            else:
+                assert repr(x.meta[key]) == repr(y.meta[key]), (x.name, key)
+
+
+@pytest.mark.parametrize(("family", "layers"), [("llama", 3), ("llama", 5), ("qwen2", 4)])
+def test_stitched_program_is_the_whole_export(family: str, layers: int) -> None:
+    config = _tiny(family, layers)
+    stitched = capture_model(config, seq=8)
+    assert stitched.note == f"{layers} layers stitched from a two-layer export"
+    whole = capture_model(config, seq=8, stitch=False)
+    assert whole.note == ""
+    _same_program(stitched.program, whole.program)
+    # the layers really are there: every layer's q_proj, in order
+    targets = [s.target for s in stitched.program.graph_signature.input_specs]
+    q = [t for t in targets if t and t.endswith("q_proj.weight")]
+    assert q == [f"lm.model.layers.{i}.self_attn.q_proj.weight" for i in range(layers)]
+    # and it runs to the model's logits with the model's weights
+    ids = stitched.example_inputs[0]
+    got = stitched.program.module()(ids)
+    want = stitched.module(ids)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_stitched_model_imports_and_lowers_to_the_same_cuda() -> None:
+    """The IR with its source locations, and the CUDA, are byte-identical."""
+    import io
+
+    from xdsl.printer import Printer
+
+    from deplodock.backends.cuda.emit import emit_cuda
+    from deplodock.pipeline import lower
+
+    config = _tiny("llama", 3)
+    texts = []
+    for stitch in (True, False):
+        captured = capture_model(config, seq=8, device="meta", stitch=stitch)
+        module = import_program(captured.program).module
+        buffer = io.StringIO()
+        Printer(stream=buffer, print_debuginfo=True).print_op(module)
+        lower(module, to="kernel")
+        texts.append((buffer.getvalue(), emit_cuda(module)))
+    assert "layers.2.self_attn" in texts[0][0]  # locations name the stitched layer
+    assert texts[0] == texts[1]
+
+
+def test_unlike_layers_are_exported_whole() -> None:
+    """Qwen2 with a sliding window from layer 2 on: layer 2 differs from layer 1."""
+    config = _tiny("qwen2", 4, use_sliding_window=True, sliding_window=4, max_window_layers=2)
+    captured = capture_model(config, seq=8)
+    assert captured.note.startswith("every layer exported: layer 2 differs from layer 1")
+    whole = capture_model(config, seq=8, stitch=False)
+    _same_program(captured.program, whole.program)
+
+
+def test_a_program_that_is_not_a_layer_stack_is_refused() -> None:
+    class Plain(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) + 1
+
+    program = export_module(Plain(), (torch.randn(3),), "plain")
+    with pytest.raises(NotStitchable, match="differ in length"):
+        stitch_layers(program, 4, {})
+
+
+def test_relayer_moves_only_the_layer_segment() -> None:
+    assert relayer("lm.model.layers.1.mlp.layers_1", 7) == "lm.model.layers.7.mlp.layers_1"
+    assert relayer("L__self__lm.model.layers.1", 12) == "L__self__lm.model.layers.12"
+    assert relayer("lm.model.norm", 3) == "lm.model.norm"
