@@ -297,8 +297,11 @@ def _is_mlir_file(text: str) -> bool:
     return text.endswith(".mlir") or Path(text).is_file()
 
 
-def _load(args: argparse.Namespace, steps: _Steps, device: str = "cpu"):
-    """(module, captured expression or model, or None) from -c, a file or a model."""
+def _load(
+    args: argparse.Namespace, steps: _Steps, device: str = "cpu", module_device: str | None = None
+):
+    """(module, captured expression or model, or None) from -c, a file or a model
+    (captured on ``device``, its module built on ``module_device``: ``capture_model``)."""
     if (args.code is None) == (args.file is None):
         raise UserInputError(
             "give exactly one program: -c 'EXPRESSION', an .mlir file or a model name"
@@ -322,8 +325,12 @@ def _load(args: argparse.Namespace, steps: _Steps, device: str = "cpu"):
         with steps.step("import transformers"):
             require_transformers()
         with steps.step("capture (torch.export)"):
-            captured = capture_model(spec, device=device, **_model_options(args))
+            captured = capture_model(
+                spec, device=device, module_device=module_device, **_model_options(args)
+            )
         steps.title = captured.source
+        if args.verbose and captured.note:
+            print(f"deplodock: {captured.note}", file=sys.stderr)
     else:
         from deplodock.frontends.expression import capture_expression
 
@@ -729,7 +736,8 @@ def _run_model(args: argparse.Namespace) -> int:
         title = str(entry.info.get("title", args.file))
         constants = entry.constants
     else:
-        module, captured = _load(args, steps, device=device)
+        # captured on the CPU, its weights built after the compile (as on a hit)
+        module, captured = _load(args, steps, device=device, module_device="meta")
         _lower_by_level(module, "loop", args, steps, stats=False)
         with steps.step("lower to kernel, NVRTC"):
             program = compile_program(
@@ -761,8 +769,12 @@ def _run_model(args: argparse.Namespace) -> int:
         )
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
-    if captured is None:  # from the cache: build the model (not exported) to run it
-        captured = _model_unexported(args, device)
+    started = time.perf_counter()
+    built = _model_unexported(args, device)  # the weights (a hit: nothing was built)
+    if captured is None:
+        captured = built
+    captured.module = built.module
+    print(f"  model built in {time.perf_counter() - started:.1f} s (random weights, {device})")
     model, user_inputs = _model_on_gpu(captured, seed)
     compiled = Compiled(model, captured.program, program, constants=constants)
     inputs = compiled.arguments(*user_inputs)
