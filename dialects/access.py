@@ -17,6 +17,7 @@ it is, but the syntax and the invariants are written once here:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -238,8 +239,10 @@ def _resolve_indices(parser: Parser, operands: Sequence[UnresolvedOperand]) -> l
 # --- kernel signatures -------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def buffer_type(tensor: Attribute) -> MemRefType:
-    """The buffer that holds a tensor of this type inside a kernel body."""
+    """The buffer that holds a tensor of this type inside a kernel body (kept per type:
+    building a MemRefType verifies it, which was a fifth of lifting a whole model)."""
     assert isinstance(tensor, TensorType)
     return MemRefType(tensor.element_type, tensor.get_shape())
 

@@ -32,12 +32,14 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from deplodock.boundary import PassError, apply_pass, culprit
-from deplodock.dialects import make_context
-from deplodock.lower_memo import lower_each_kernel_once, memo_enabled
+from deplodock.dialects import kernel, loop, make_context, tile
+from deplodock.lower_memo import INFORMATIONAL, lower_each_kernel_once, memo_enabled
 from deplodock.passes import PIPELINE, get_pass, pass_tag
+from deplodock.passes.loop.fuse import structure
 
 LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
 
@@ -202,7 +204,13 @@ def lower(
     if per_kernel:
         # The last pass ends once every kernel has its copy of its class's lowering.
         last = per_kernel[-1]
-        if lower_each_kernel_once(module, lambda scratch: run(scratch, per_kernel, last)):
+
+        def lower_scratch(scratch: ModuleOp) -> None:
+            run(scratch, per_kernel, last)
+            verifier.whole(scratch)  # the classes' lowerings, before they are copied
+
+        if lower_each_kernel_once(module, lower_scratch):
+            verifier.trust(module)
             if finish:
                 finish(module)  # unobserved: its notes unheard
             if progress:
@@ -213,7 +221,7 @@ def lower(
         run(module, tail, finish=finish)
     if names:
         try:
-            module.verify()  # what the passes changed in place too (Verifier's docstring)
+            verifier.whole(module)  # what the passes changed in place too
         except Exception as error:  # noqa: BLE001 - IR a pass left invalid is a bug
             raise PassError(names[-1], culprit(error), error) from error
     return module
@@ -343,21 +351,79 @@ class Verifier:
     them) is verified: bad IR is reported at the pass that made it. A kernel a pass left
     alone is not verified again, which was most of the time of a whole model's lowering
     (TinyLlama: 16 full verifications of 465 kernels, about 80 % of lowering to the kernel
-    level). The caller verifies the whole module once at the end, which also covers what
-    a pass changed in place (an attribute, a loop's unroll request)."""
+    level). The caller verifies the whole module once at the end (``whole``), which also
+    covers what a pass changed in place (an attribute, a loop's unroll request).
+
+    A kernel's body is verified once per content: a body is isolated from above, so two
+    kernels with the same ``structure`` (ops, wiring, types, properties and attributes,
+    names aside) and the same attributes (but the informational ``covers`` and
+    ``fusion.refused``, which name torch ops and kernels) verify alike. Each kernel op
+    is still verified itself (its signature against its operands); the bodies of a
+    decoder's repeated layers are not (TinyLlama: a quarter of lowering to the loop level
+    went to verifying the same bodies again)."""
 
     def __init__(self) -> None:
         self.seen: weakref.WeakSet = weakref.WeakSet()
+        self.bodies: set = set()  # contents verified
+        self.trusted: weakref.WeakSet = weakref.WeakSet()  # kernels copied from verified ones
+
+    def trust(self, module: ModuleOp) -> None:
+        """The kernels of ``module`` are copies of kernels verified whole (the lowering
+        memo's, ``lower_each_kernel_once``: names and locations replaced, operands
+        rewired): only the kernel ops themselves are verified again, not their bodies
+        (their names in properties keep ``structure`` from seeing them alike)."""
+        for function in module.ops:
+            if isinstance(function, func.FuncOp):
+                self.trusted.update(op for op in function.body.block.ops if isinstance(op, KERNELS))
 
     def after_pass(self, module: ModuleOp) -> None:
         for function in module.ops:
             if not isinstance(function, func.FuncOp):
-                module.verify()  # something else at the top: verify it all
+                self.whole(module)  # something else at the top: verify it all
                 return
             for op in function.body.block.ops:
                 if op not in self.seen:
-                    op.verify()
+                    self.op(op)
                     self.seen.add(op)
+
+    def op(self, op: Operation) -> None:
+        """Verify ``op``, a kernel's body only if no kernel like it was verified."""
+        if not isinstance(op, KERNELS):
+            op.verify()
+            return
+        op.verify(verify_nested_ops=False)
+        if op in self.trusted:
+            return
+        body, _ = structure(op)
+        own = tuple(sorted((k, v) for k, v in op.attributes.items() if k not in INFORMATIONAL))
+        key = (body, own)
+        if key not in self.bodies:
+            for region in op.regions:
+                region.verify()
+            self.bodies.add(key)
+
+    def whole(self, module: ModuleOp) -> None:
+        """``module.verify()``, each kernel body once per content."""
+        module.verify(verify_nested_ops=False)
+        for top in module.ops:
+            if not isinstance(top, func.FuncOp):
+                top.verify()
+                continue
+            top.verify(verify_nested_ops=False)
+            for block in top.body.blocks:
+                for op in block.ops:
+                    if op.parent is not block:
+                        raise ValueError("Parent pointer of operation does not refer to its block")
+                    self.op(op)
+
+
+KERNELS = (loop.KernelOp, tile.KernelOp, kernel.KernelOp)
+
+
+def verify_module(module: ModuleOp) -> None:
+    """Verify ``module`` as ``module.verify()`` would, each kernel body once per content
+    (``Verifier``)."""
+    Verifier().whole(module)
 
 
 def _notes(pass_: ModulePass, module: ModuleOp) -> tuple[str, ...]:
@@ -409,7 +475,7 @@ def compile_fitting(
     for _ in range(rounds + 1):
         lowered = module.clone()
         apply_passes(lowered, rest, ctx, memo=memo, arch=arch)
-        lowered.verify()
+        verify_module(lowered)
         compiled = compile_lowered(lowered)
         spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
         if uncap(lowered, spilling):
@@ -419,7 +485,7 @@ def compile_fitting(
             break
         before = str(module)
         make_pass("chunk-reduce", arch, chunks=1, kernels=tuple(spilling)).apply(ctx, module)
-        module.verify()
+        verify_module(module)
         if str(module) == before:
             break  # nothing splittable: keep what compiled
         split += spilling
