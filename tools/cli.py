@@ -396,14 +396,21 @@ def _lower_by_level(module, to: str, args: argparse.Namespace, steps: _Steps, st
             # roofline guard has the loop level's form to lower again (pipeline.lower)
             continue
         with steps.step(f"lower to {level}", show=bar is None):
-            if stats or report:
+            if report:
                 first = level_of(module)
                 lower(module, to=level, observer=observer, arch=args.arch, options=options)
                 if bar is not None:
                     bar.done += len(passes_between(first, level))
                     bar.draw(level)
             else:
-                _lower_with_progress(module, level, bar, args.arch, options)
+                # eager's kernels are read right after lift-to-loop, before fusion (no
+                # observer: printing every pass would cost more than the lowering)
+                def lifted() -> None:
+                    steps.eager = eager_stats(module)
+                    steps.origins = origin_table(module)
+
+                after = {"lift-to-loop": lifted} if stats else {}
+                _lower_with_progress(module, level, bar, args.arch, options, after)
         if stats:
             steps.counts.append((level, _op_counts(module, level)))
             if level == "loop":
@@ -434,14 +441,22 @@ def _warn_beyond_guard(module, arch: str) -> None:
 
 
 def _lower_with_progress(
-    module, level: str, bar: _Bar | None, arch: str, options: dict | None = None
+    module,
+    level: str,
+    bar: _Bar | None,
+    arch: str,
+    options: dict | None = None,
+    after: dict[str, Callable[[], None]] | None = None,
 ) -> None:
     """``lower(module, to=level)``, advancing ``bar`` after each pass (without the
-    observer's printed IR, which costs seconds on a whole model)."""
+    observer's printed IR, which costs seconds on a whole model) and calling
+    ``after[name]()`` once the pass ``name`` is done."""
 
     def progress(name: str, done: bool) -> None:
         if bar is not None:
             (bar.advance if done else bar.draw)(name)
+        if done and name in (after or {}):
+            after[name]()
 
     lower(module, to=level, progress=progress, arch=arch, options=options)
 
