@@ -252,26 +252,40 @@ class _Specialized:
         return self.others[key]
 
 
-def compile_exported(program, arch: str = "sm_90", cache: bool = True):
+def cached_exported(program, arch: str = "sm_90"):
+    """The ``CompiledProgram`` of an ExportedProgram from the program cache, or None (a
+    miss, or the cache turned off)."""
+    from deplodock.backends.cuda.program_cache import default_program_cache
+
+    store = default_program_cache()
+    entry = store.get(_exported_key(program, arch)) if store is not None else None
+    return entry.program() if entry is not None else None
+
+
+def _exported_key(program, arch: str) -> str:
+    from deplodock.backends.cuda.program_key import program_key
+    from deplodock.frontends.export import program_fingerprint
+
+    return program_key(["exported", program_fingerprint(program)], arch)
+
+
+def compile_exported(program, arch: str = "sm_90", cache: bool = True, imported=None):
     """The ``CompiledProgram`` of an ExportedProgram: from the program cache when this
     graph was compiled for ``arch`` by this compiler before (no lowering, no NVRTC),
-    else imported, lowered and compiled, then stored."""
-    from deplodock.backends.cuda.program_cache import (
-        ProgramEntry,
-        default_program_cache,
-        program_key,
-    )
-    from deplodock.frontends.export import program_fingerprint
+    else lowered and compiled (from ``imported``, its import at any level, where the
+    caller has it), then stored."""
+    from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
     from deplodock.pipeline import compile_program
 
     store = default_program_cache() if cache else None
     key = None
     if store is not None:
-        key = program_key(["exported", program_fingerprint(program)], arch)
+        key = _exported_key(program, arch)
         entry = store.get(key)
         if entry is not None:
             return entry.program()
-    compiled = compile_program(_import(program), arch=arch, cache=None if cache else False)
+    module = imported if imported is not None else _import(program)
+    compiled = compile_program(module, arch=arch, cache=None if cache else False)
     if store is not None:
         store.put(key, ProgramEntry.of(compiled))
     return compiled

@@ -27,15 +27,18 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.parser import Parser
-from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from deplodock.errors import UserInputError
+
+if TYPE_CHECKING:  # the parser and the builtin dialect load only where used: the CLI's
+    # answer from the output cache imports none of them (well under a second)
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.passes import ModulePass
 
 EXIT_USER_ERROR = 1
 EXIT_NO_GPU = 2
@@ -75,6 +78,8 @@ def _describe(op: Operation | None) -> str:
 def culprit(error: BaseException) -> Operation | None:
     """The op the innermost frame of ``error``'s traceback was working on (a local that is
     an op other than the module), or None."""
+    from xdsl.dialects.builtin import ModuleOp
+
     found = None
     tb = error.__traceback__
     while tb is not None:
@@ -90,10 +95,13 @@ def apply_pass(
     pass_: ModulePass,
     ctx: Context,
     module: ModuleOp,
-    verify: Callable[[ModuleOp], None] | None = ModuleOp.verify,
+    verify: Callable[[ModuleOp], None] | None | str = "all",
 ) -> None:
-    """Apply ``pass_``, then ``verify`` its result (None: not); a failure that is not the
-    user's is a ``PassError`` naming the pass and the op."""
+    """Apply ``pass_``, then ``verify`` its result ("all": ``module.verify()``; None:
+    not); a failure that is not the user's is a ``PassError`` naming the pass and the
+    op."""
+    if verify == "all":
+        verify = type(module).verify
     try:
         pass_.apply(ctx, module)
     except VerifyException as error:  # an op the pass built is invalid: the pass's bug
@@ -124,21 +132,25 @@ def save_reproducer(text: str, pass_name: str) -> Path:
     return path
 
 
-class _TrackingParser(Parser):
+def _tracking_parser(ctx: Context, text: str, filename: str):
     """xDSL's parser, remembering the last token it consumed (where a failure that is not
     a ``ParseError`` happened)."""
+    from xdsl.parser import Parser
 
-    last = None
+    class TrackingParser(Parser):
+        last = None
 
-    def _consume_token(self, expected_kind=None):
-        self.last = super()._consume_token(expected_kind)
-        return self.last
+        def _consume_token(self, expected_kind=None):
+            self.last = super()._consume_token(expected_kind)
+            return self.last
+
+    return TrackingParser(ctx, text, filename)
 
 
 def parse_text(ctx: Context, text: str, filename: str) -> ModuleOp:
     """Parse IR text; any failure is a ``ParseError`` at the last token the parser read
     (an attribute whose type cannot hold its value, ``0xff800000 : f16``, raises others)."""
-    parser = _TrackingParser(ctx, text, filename)
+    parser = _tracking_parser(ctx, text, filename)
     try:
         return parser.parse_module()
     except ParseError:

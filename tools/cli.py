@@ -53,6 +53,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deplodock.boundary import (
     EXIT_NO_GPU,
@@ -62,16 +63,13 @@ from deplodock.boundary import (
     guarded,
 )
 from deplodock.errors import UserInputError
-from deplodock.kernel_stats import (
-    KernelStats,
-    OpStats,
-    eager_stats,
-    format_table,
-    origin_table,
-    program_stats,
-)
-from deplodock.pipeline import LEVELS, PassStep, level_of, lower, passes_between
+from deplodock.levels import LEVELS
 from deplodock.target import DEFAULT_ARCH, TARGETS
+
+if TYPE_CHECKING:  # xDSL, the passes and torch load where a command needs them: an
+    # answer from the output cache imports none of them
+    from deplodock.kernel_stats import KernelStats, OpStats
+    from deplodock.pipeline import PassStep
 
 EXIT_MISMATCH = EXIT_USER_ERROR  # run: deplodock's answer differs from PyTorch's
 
@@ -152,6 +150,13 @@ def _parser() -> argparse.ArgumentParser:
         help="print each step's time, the peak memory, the op counts per level and, at the "
         "loop level, each kernel's torch ops, minimum traffic and FLOPs against eager "
         "PyTorch (stderr; -v: each torch op's source line)",
+    )
+    compile_.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compile even when this output is in the output cache, and do not store it "
+        "(as DEPLODOCK_CACHE=0; -v, --stats and --resources always compile: they report "
+        "the compile itself)",
     )
 
     run = commands.add_parser("run", help="compile, run on the GPU, compare with PyTorch")
@@ -373,6 +378,9 @@ def _observer(verbosity: int):
 
 def _lower_by_level(module, to: str, args: argparse.Namespace, steps: _Steps, stats: bool) -> None:
     """Lower level by level (so each level is timed and counted), like `lower(to=...)`."""
+    from deplodock.kernel_stats import eager_stats, origin_table, program_stats
+    from deplodock.pipeline import level_of, lower, passes_between
+
     start = level_of(module)
     if stats:
         steps.counts.append((start, _op_counts(module, start)))
@@ -451,6 +459,7 @@ def _lower_with_progress(
     """``lower(module, to=level)``, advancing ``bar`` after each pass (without the
     observer's printed IR, which costs seconds on a whole model) and calling
     ``after[name]()`` once the pass ``name`` is done."""
+    from deplodock.pipeline import lower
 
     def progress(name: str, done: bool) -> None:
         if bar is not None:
@@ -511,6 +520,8 @@ def _op_counts(module, level: str) -> Counter[str]:
 def _print_stats(steps: _Steps, verbose: bool = False) -> None:
     """The --stats table, on stderr (stdout holds the IR); with -v each kernel's torch
     ops one per line, with overload, source line and module."""
+    from deplodock.kernel_stats import format_table
+
     out = sys.stderr
     print(f"deplodock stats: {steps.title}" if steps.title else "deplodock stats:", file=out)
     print(f"  {'step':<24} {'time':>9} {'peak RSS':>10}", file=out)
@@ -537,6 +548,20 @@ def _print_stats(steps: _Steps, verbose: bool = False) -> None:
 
 def _compile(args: argparse.Namespace) -> int:
     steps = _steps(args)
+    store = key = None
+    if not (args.no_cache or args.verbose or args.stats or args.resources):
+        from deplodock.backends.cuda.program_key import default_output_cache
+
+        store = default_output_cache()
+    if store is not None:
+        with steps.step("output cache lookup"):
+            key = _output_key(args)
+            text = store.get(key) if key is not None else None
+        if text is not None:
+            _write_output(args, text)
+            return 0
+    from deplodock.pipeline import level_of
+
     module, _ = _load(args, steps, device="meta")
     target = "kernel" if args.ir == "cuda" else args.ir
     start = level_of(module)
@@ -564,11 +589,45 @@ def _compile(args: argparse.Namespace) -> int:
         text = str(module) + "\n"
     if args.stats:
         _print_stats(steps, verbose=args.verbose > 0)
+    _write_output(args, text)
+    if store is not None and key is not None:
+        store.put(key, text)
+    return 0
+
+
+def _write_output(args: argparse.Namespace, text: str) -> None:
     if args.output:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
-    return 0
+
+
+def _output_key(args: argparse.Namespace) -> str | None:
+    """The output cache's key of ``deplodock compile``: what the program is (a model's
+    identity as ``run`` keys it, on the meta device; the expression; the file's path and
+    bytes), the level, ``--debuginfo`` and ``-p`` (None: no key, e.g. an unreadable
+    file, which the compile then reports)."""
+    import hashlib
+
+    from deplodock.backends.cuda.program_key import program_key
+
+    if args.code is not None:
+        program: object = ["expression", args.code]
+    elif args.file is not None and _is_mlir_file(args.file):
+        try:
+            data = Path(args.file).read_bytes()
+        except OSError:
+            return None
+        program = ["file", str(Path(args.file).resolve()), hashlib.sha256(data).hexdigest()]
+    elif args.file is not None:
+        from deplodock.frontends.model_specs import program_identity, resolve
+
+        spec = resolve(args.file)
+        program = ["model", program_identity(spec, device="meta", **_model_options(args))]
+    else:
+        return None
+    settings = {"ir": args.ir, "debuginfo": args.debuginfo, "passes": args.pass_options}
+    return program_key(["compile", program, settings], args.arch)
 
 
 def _launches(program) -> list[tuple[str, tuple[int, ...], tuple[int, ...], int]]:
@@ -836,7 +895,7 @@ def _model_options(args: argparse.Namespace) -> dict:
 def _model_key(args: argparse.Namespace, device: str) -> str:
     """The program cache's key of ``deplodock run MODEL`` (no transformers import)."""
     from deplodock.backends.cuda.program_cache import program_key
-    from deplodock.frontends.models import program_identity, resolve
+    from deplodock.frontends.model_specs import program_identity, resolve
 
     spec = resolve(args.file)  # an unknown name is told here
     identity = program_identity(spec, device=device, **_model_options(args))
@@ -1003,6 +1062,8 @@ def _reproduce(args: argparse.Namespace) -> Callable[[PassError], str]:
     """The failing pass's input for ``args``' program: captured again, lowered up to it."""
 
     def reproduce(error: PassError) -> str:
+        from deplodock.pipeline import lower
+
         module, _ = _load(args, _Steps(progress=False), device="meta")
         options = _pass_options(args)
         lower(module, to="kernel", until=error.pass_name, arch=args.arch, options=options)

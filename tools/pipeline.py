@@ -37,11 +37,10 @@ from xdsl.passes import ModulePass
 
 from deplodock.boundary import PassError, apply_pass, culprit
 from deplodock.dialects import kernel, loop, make_context, tile
+from deplodock.levels import LEVELS  # re-exported: the levels, top to bottom
 from deplodock.lower_memo import INFORMATIONAL, lower_each_kernel_once, memo_enabled
 from deplodock.passes import PIPELINE, get_pass, pass_tag
 from deplodock.passes.loop.fuse import structure
-
-LEVELS = ("torch", "tensor", "loop", "tile", "kernel", "cuda")
 
 # The passes that produce each level from the one before it, in order (the one table:
 # ``deplodock.passes.PIPELINE``).

@@ -73,18 +73,30 @@ def deplodock_backend(
 ) -> Callable[..., Any]:
     """The TorchDynamo backend: ``gm`` compiled by deplodock, or ``gm.forward`` with a
     ``DeplodockFallbackWarning`` saying why not."""
-    from deplodock.api import Compiled, _default_arch, _import, capture
+    from deplodock.api import (
+        Compiled,
+        _default_arch,
+        _import,
+        cached_exported,
+        capture,
+        compile_exported,
+    )
     from deplodock.backends.cuda.driver import gpu_available
     from deplodock.errors import UserInputError
-    from deplodock.pipeline import compile_program, lower
+    from deplodock.pipeline import lower
 
     why = _dynamic(gm, example_inputs)
     if why is not None:
         return _fallback(gm, why)
+    arch = _default_arch()
     try:
         module, program = capture(gm, *example_inputs)
-        imported = _import(program)
-        lower(imported, to="loop")  # every unsupported op is found here, GPU or not
+        # a graph compiled before comes from the program cache (as deplodock.compile's)
+        cached = cached_exported(program, arch)
+        imported = None
+        if cached is None:
+            imported = _import(program)
+            lower(imported, to="loop")  # every unsupported op is found here, GPU or not
     except UserInputError as error:
         return _fallback(gm, f"deplodock cannot compile it: {error}")
     if not gpu_available():
@@ -95,7 +107,8 @@ def deplodock_backend(
             gm, f"its inputs are on {', '.join(sorted(devices))}; deplodock runs CUDA tensors"
         )
     try:
-        compiled = Compiled(module, program, compile_program(imported, arch=_default_arch()))
+        compiled_program = cached or compile_exported(program, arch, imported=imported)
+        compiled = Compiled(module, program, compiled_program)
     except Exception as error:  # NVRTC on generated code: a deplodock bug, said plainly
         return _fallback(gm, f"compiling it failed: {type(error).__name__}: {error}")
 

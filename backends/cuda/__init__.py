@@ -5,23 +5,32 @@ and its resource report (registers, shared memory, spills) can be checked anywhe
 ``LoadedModule`` / ``KernelFunction`` need a GPU and raise NoGpuError without one.
 """
 
-from .driver import (
-    CudaDriverError,
-    KernelFunction,
-    LoadedModule,
-    NoGpuError,
-    current_arch,
-    gpu_available,
-)
-from .nvrtc import (
-    CompiledModule,
-    KernelResources,
-    NvrtcError,
-    compile_cuda,
-    cuda_include_dir,
-    nvrtc_version,
-    parse_ptxas_resources,
-)
+# Loaded on first use (PEP 562): importing a submodule (``cache``, ``program_key``) must
+# not import the driver, which imports torch.
+_FROM = {
+    "CudaDriverError": "driver",
+    "KernelFunction": "driver",
+    "LoadedModule": "driver",
+    "NoGpuError": "driver",
+    "current_arch": "driver",
+    "gpu_available": "driver",
+    "CompiledModule": "nvrtc",
+    "KernelResources": "nvrtc",
+    "NvrtcError": "nvrtc",
+    "compile_cuda": "nvrtc",
+    "cuda_include_dir": "nvrtc",
+    "nvrtc_version": "nvrtc",
+    "parse_ptxas_resources": "nvrtc",
+}
+
+
+def __getattr__(name: str):
+    if name in _FROM:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_FROM[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CompiledModule",

@@ -35,6 +35,10 @@ and ``identity``: JSON that the frontend says determines the program.
   (every node's op, name, target, arguments, shape and dtype, and the graph signature).
   The export itself still runs: a Python callable's graph depends on its code, closures
   and globals, which no key short of tracing sees. The lowering and NVRTC are skipped.
+  The torch.compile backend (``torch_backend.py``) keys its graphs the same way.
+- ``deplodock compile`` (``OutputCache``, ``<root>/outputs/``): the printed IR or CUDA,
+  keyed by the model's identity (as for ``run``, on the meta device), the expression's
+  text or the .mlir file's path and bytes, with ``--ir``, ``--debuginfo`` and ``-p``.
 
 What the key does not see: a compiler monkeypatched at run time, and the CUDA driver that
 later loads the cubins (it is the same as for the kernel cache).
@@ -51,20 +55,16 @@ TinyLlama's entry is about 0.5 MB; there is no eviction (delete the directory).
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.util
 import io
 import json
 import logging
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import torch
-import xdsl
 
 from .cache import DiskCache, cache_enabled, default_cache_dir
 from .nvrtc import (
@@ -72,10 +72,9 @@ from .nvrtc import (
     CompiledModule,
     KernelResources,
     KernelUnit,
-    compile_options,
-    nvrtc_version,
     parse_ptxas_resources,
 )
+from .program_key import PROGRAM_CACHE_FORMAT, compiler_hash, program_key
 from .runtime import CompiledProgram, ExecutionPlan, Step, ValueInfo, dtype_text
 from .tensor_maps import TensorMapSpec
 
@@ -88,64 +87,11 @@ __all__ = [
     "program_key",
 ]
 
-PROGRAM_CACHE_FORMAT = 3  # 2: each step's tensor maps (TMA); 3: its dynamic shared bytes
-"""Bump when the key's recipe or the file layout changes (the compiler hash covers this
-file too, so any edit here already misses; the number says so on purpose)."""
-
 _MAGIC = b"DPDKPROG"
 # magic, format, JSON length, blob length, sha256(key + JSON + blobs)
 _HEADER = struct.Struct("<8sIQQ32s")
 
-# The package and the folders mapped into it (pyproject.toml's package-dir); a plain
-# install holds them all under the first, an editable one beside it.
-_PACKAGES = (
-    "deplodock",
-    "deplodock.dialects",
-    "deplodock.frontends",
-    "deplodock.backends",
-    "deplodock.passes",
-)
-
 log = logging.getLogger(__name__)
-
-
-# ------------------------------------------------------------------------------ the key
-
-
-@functools.cache
-def compiler_hash() -> str:
-    """sha256 of every .py file of the deplodock package (path and bytes), computed once
-    per process (about 100 files: milliseconds)."""
-    files: dict[Path, str] = {}
-    for package in _PACKAGES:
-        spec = importlib.util.find_spec(package)
-        for root in (spec.submodule_search_locations or []) if spec else []:
-            for path in Path(root).rglob("*.py"):
-                files.setdefault(path.resolve(), f"{package}/{path.relative_to(root).as_posix()}")
-    digest = hashlib.sha256()
-    for path, name in sorted(files.items(), key=lambda item: item[1]):
-        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def program_key(identity: Any, arch: str, options: Sequence[str] = ()) -> str:
-    """The cache key of the program ``identity`` (JSON-able) compiled for ``arch`` with
-    NVRTC ``options`` (hex sha256; see the module docstring)."""
-    recipe = json.dumps(
-        {
-            "format": PROGRAM_CACHE_FORMAT,
-            "compiler": compiler_hash(),
-            "torch": str(torch.__version__),
-            "xdsl": str(xdsl.__version__),
-            "nvrtc": list(nvrtc_version()),
-            "options": compile_options(arch, options),
-            "arch": arch,
-            "program": identity,
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(recipe.encode()).hexdigest()
 
 
 # ---------------------------------------------------------------------------- the value
