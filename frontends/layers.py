@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -137,6 +137,10 @@ class _Split:
         self.fn_counts: Counter[str] = Counter()  # torch_fn's counter: calls a layer makes
         self.entry: dict[int, torch.fx.Node] = {}  # layer 1 reads layer 0's node j ~ this
         self._check_alike()
+        for node in self.after:  # the epilogue reads the last layer only
+            for arg in node.all_input_nodes:
+                if arg in self.param_index or self.index.get(arg, (1,))[0] == 0:
+                    raise NotStitchable(f"{node.name}, after the layers, reads {arg.name}")
 
     def _check_alike(self) -> None:
         """Layer 0 and layer 1 compute the same function of their inputs, under names
@@ -345,3 +349,62 @@ def _call_graph(ep: ExportedProgram, layers: int) -> list:
         replace(e, fqn=relayer(e.fqn, layer)) for layer in range(2, layers) for e in ones_entries
     ]
     return entries[: ones[-1] + 1] + later + entries[ones[-1] + 1 :]
+
+
+def unlike_layer(stack: torch.nn.ModuleList) -> int | None:
+    """The first layer (from 2) unlike layer 1: another class, parameter or buffer shape,
+    or plain setting (attention type, sliding window, ...; its index aside), or None."""
+
+    def signature(layer: torch.nn.Module) -> list:
+        out = []
+        for path, module in layer.named_modules():
+            settings = {
+                k: v
+                for k, v in vars(module).items()
+                if not k.startswith("_") and k != "layer_idx"
+                if v is None or isinstance(v, bool | int | float | str)
+            }
+            out.append((path, type(module), sorted(settings.items())))
+        for path, tensor in [*layer.named_parameters(), *layer.named_buffers()]:
+            out.append((path, tuple(tensor.shape), tensor.dtype))
+        return out
+
+    first = signature(stack[1])
+    return next((k for k in range(2, len(stack)) if signature(stack[k]) != first), None)
+
+
+STITCHED_CODE = ("transformers.models.llama.", "transformers.models.qwen2.")
+"""The decoder stacks whose code is known to run every layer alike and read only the
+last layer's output (``test/test_layer_capture.py`` checks them against the whole
+export): other code could count its layers or keep every layer's output, which a
+two-layer trace cannot see, so its modules are exported whole."""
+
+
+def export_layers_once(
+    module: torch.nn.Module, inputs: tuple, name: str, export: Callable
+) -> ExportedProgram | None:
+    """``export(module, inputs, name)`` for a module holding a known decoder stack
+    (``STITCHED_CODE``) of three or more alike layers: traced with its first two layers
+    only (swapped in, then back), and stitched; else None (the caller exports it all)."""
+    found = [
+        (path, stack)
+        for path, stack in module.named_modules()
+        if isinstance(stack, torch.nn.ModuleList)
+        and path.rsplit(".", 1)[-1] == "layers"
+        and len(stack) >= 3
+        and type(stack[0]).__module__.startswith(STITCHED_CODE)
+    ]
+    if len(found) != 1 or unlike_layer(found[0][1]) is not None:
+        return None
+    path, stack = found[0]
+    parent = module.get_submodule(path.rpartition(".")[0])
+    state = module.state_dict(keep_vars=True)
+    try:
+        parent.layers = torch.nn.ModuleList(list(stack)[:2])
+        two = export(module, inputs, name)
+    finally:
+        parent.layers = stack
+    try:
+        return stitch_layers(two, len(stack), state)
+    except NotStitchable:
+        return None

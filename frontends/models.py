@@ -295,12 +295,12 @@ def _stitched(
     None (fewer than `STITCH_FROM` layers, layers not alike, or a program
     `stitch_layers` cannot split: `built.note` says why)."""
     from deplodock.frontends.export import export_module
-    from deplodock.frontends.layers import NotStitchable, stitch_layers
+    from deplodock.frontends.layers import NotStitchable, stitch_layers, unlike_layer
 
     stack = built.module.lm.model.layers
     if len(stack) < STITCH_FROM:
         return None
-    different = _unlike_layer(stack)
+    different = unlike_layer(stack)
     if different is not None:
         built.note = f"every layer exported: layer {different} differs from layer 1"
         return None
@@ -313,28 +313,6 @@ def _stitched(
         return None
     built.note = f"{len(stack)} layers stitched from a two-layer export"
     return stitched
-
-
-def _unlike_layer(stack: torch.nn.ModuleList) -> int | None:
-    """The first layer (from 2) unlike layer 1: another class, parameter or buffer shape,
-    or plain setting (attention type, sliding window, ...; its index aside), or None."""
-
-    def signature(layer: torch.nn.Module) -> list:
-        out = []
-        for path, module in layer.named_modules():
-            settings = {
-                k: v
-                for k, v in vars(module).items()
-                if not k.startswith("_") and k != "layer_idx"
-                if v is None or isinstance(v, bool | int | float | str)
-            }
-            out.append((path, type(module), sorted(settings.items())))
-        for path, tensor in [*layer.named_parameters(), *layer.named_buffers()]:
-            out.append((path, tuple(tensor.shape), tensor.dtype))
-        return out
-
-    first = signature(stack[1])
-    return next((k for k in range(2, len(stack)) if signature(stack[k]) != first), None)
 
 
 def model_program(

@@ -115,3 +115,42 @@ def test_relayer_moves_only_the_layer_segment() -> None:
     assert relayer("lm.model.layers.1.mlp.layers_1", 7) == "lm.model.layers.7.mlp.layers_1"
     assert relayer("L__self__lm.model.layers.1", 12) == "L__self__lm.model.layers.12"
     assert relayer("lm.model.norm", 3) == "lm.model.norm"
+
+
+def test_the_api_captures_a_known_stack_once_per_layer() -> None:
+    """``deplodock.compile``'s capture of a transformers Llama: two layers traced (the
+    module's own list swapped for its first two, then back), the rest stitched."""
+    from deplodock.api import capture
+
+    lm = transformers.LlamaForCausalLM(_tiny("llama", 4, use_cache=False)).eval()
+    ids = torch.randint(0, TINY["vocab_size"], (1, 8))
+    calls = []
+
+    def counting_export(module, inputs, name):
+        calls.append(len(lm.model.layers))
+        return export_module(module, inputs, name)
+
+    from deplodock.frontends.layers import export_layers_once
+
+    stitched = export_layers_once(lm, (ids,), "lm", counting_export)
+    assert calls == [2] and len(lm.model.layers) == 4  # traced with two, given back
+    _same_program(stitched, export_module(lm, (ids,), "lm"))
+    _, program = capture(lm, ids)
+    _same_program(program, stitched)
+
+
+def test_other_stacks_are_exported_whole() -> None:
+    """A stack of code not known to run its layers alike (here torch.nn's own layers)."""
+    from deplodock.frontends.layers import export_layers_once
+
+    class Stack(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(4))
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    assert export_layers_once(Stack(), (torch.randn(2, 4),), "stack", export_module) is None

@@ -147,10 +147,14 @@ def capture_numbers(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.M
                 "functions of tensors and numbers (bind other values with functools.partial)"
             )
     from deplodock.frontends.export import export_module
+    from deplodock.frontends.layers import export_layers_once
 
     name = getattr(module_or_fn, "__name__", type(module).__name__)
     if not any(isinstance(leaf, bool | int | float) for leaf in leaves):
-        return module, export_module(module, tuple(example_inputs), name), False
+        # a known decoder stack is traced with two layers and stitched (frontends.layers)
+        inputs = tuple(example_inputs)
+        program = export_layers_once(module, inputs, name, export_module)
+        return module, program or export_module(module, inputs, name), False
     try:
         program = export_module(module, numbers_as_tensors(example_inputs), name)
     except UserInputError:
