@@ -81,3 +81,26 @@ def test_a_warm_answer_loads_neither_torch_nor_the_passes(cache_dir: Path) -> No
     done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
     assert "loop.kernel" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "False False"
+
+
+def test_deplo_opt_reads_a_pipeline_it_ran_back(cache_dir: Path, tmp_path: Path, capsys) -> None:
+    from deplodock import opt
+
+    path = tmp_path / "p.mlir"
+    path.write_text(_compile(["-c", EXPR, "--ir", "loop"], capsys))
+    argv = [str(path), "-p", "tileify,blockify-launch"]
+    assert opt.main(argv) == 0
+    first = capsys.readouterr().out
+    assert "tile.kernel" in first
+
+    def refuse(self, prog):
+        raise AssertionError("the passes ran although the output was cached")
+
+    original = opt.DeploOptMain.apply_passes
+    opt.DeploOptMain.apply_passes = refuse
+    try:
+        assert opt.main(argv) == 0
+        assert capsys.readouterr().out == first
+        assert opt.main([str(path), "-p", "tileify"]) != 0  # another pipeline: it runs
+    finally:
+        opt.DeploOptMain.apply_passes = original
