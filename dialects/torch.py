@@ -54,6 +54,7 @@ The dialect does not import PyTorch: `deplo-opt` can read and write it without t
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -389,10 +390,16 @@ class Origin:
         return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
 
     def location(self) -> LocationAttr:
-        """`"name"(callsite("target" at site))`."""
-        callee = NameLoc(StringAttr(self.target), NoneAttr())  # type: ignore[arg-type]
-        site = site_location(self.scope, self.file, self.line)
-        return NameLoc(StringAttr(self.name), CallSiteLoc(callee, site))
+        """`"name"(callsite("target" at site))` (made once per origin: building and
+        verifying the attributes was a third of decomposing a whole model)."""
+        return _origin_location(self)
+
+
+@functools.lru_cache(maxsize=65536)
+def _origin_location(origin: Origin) -> LocationAttr:
+    callee = NameLoc(StringAttr(origin.target), NoneAttr())  # type: ignore[arg-type]
+    site = site_location(origin.scope, origin.file, origin.line)
+    return NameLoc(StringAttr(origin.name), CallSiteLoc(callee, site))
 
 
 def origins(loc: Attribute) -> list[Origin]:
