@@ -38,6 +38,9 @@ works without it, and building a model without it is a `UserInputError` saying s
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import importlib
 import inspect
 import os
 from collections.abc import Sequence
@@ -284,6 +287,17 @@ def capture_model(
     return built
 
 
+def _weights_not_drawn():
+    """transformers' ``no_init_weights`` (parameters left as allocated), or nothing where
+    this release has none."""
+    for where in ("transformers.initialization", "transformers.modeling_utils"):
+        try:
+            return importlib.import_module(where).no_init_weights()
+        except (ImportError, AttributeError):
+            continue
+    return contextlib.nullcontext()
+
+
 STITCH_FROM = 3
 """Fewest layers a model is stitched at (two layers are exported anyway)."""
 
@@ -304,7 +318,12 @@ def _stitched(
     if different is not None:
         built.note = f"every layer exported: layer {different} differs from layer 1"
         return None
-    two = model_program(name, layers=2, seq=seq, part="model", device=device, seed=seed)
+    # Traced only: its weights' values never reach the graph, so none are drawn or read
+    # (a model tying its embedding keeps transformers' init, which ties it).
+    spec = dataclasses.replace(_spec(name), weights=())
+    tied = bool(getattr(built.module.lm.config, "tie_word_embeddings", False))
+    with contextlib.nullcontext() if tied else _weights_not_drawn():
+        two = model_program(spec, layers=2, seq=seq, part="model", device=device, seed=seed)
     program = export_module(two.module, two.example_inputs, two.name)
     try:
         stitched = stitch_layers(program, len(stack), built.module.state_dict(keep_vars=True))
