@@ -232,10 +232,13 @@ def apply_passes(
     ctx: Context,
     memo: bool | None = None,
     arch: str | None = None,
+    verifier: Verifier | None = None,
 ) -> None:
     """Apply the passes ``names`` with their defaults for ``arch`` (no verification between
     them); the per-kernel ones to one kernel of each structure, copied
-    (``lower_each_kernel_once``)."""
+    (``lower_each_kernel_once``). With a ``verifier``, each class's lowering is verified
+    whole before it is copied and the copies trusted (``Verifier.trust``): the caller's
+    ``verifier.whole(module)`` then verifies each distinct kernel once."""
     per_kernel = _per_kernel_tail(names) if _memo(memo) else []
     for name in names[: len(names) - len(per_kernel)]:
         apply_pass(make_pass(name, arch), ctx, module, verify=None)
@@ -244,7 +247,15 @@ def apply_passes(
         for name in per_kernel:
             apply_pass(make_pass(name, arch), ctx, target, verify=None)
 
-    if per_kernel and not lower_each_kernel_once(module, run):
+    def run_verified(scratch: ModuleOp) -> None:
+        run(scratch)
+        if verifier is not None:
+            verifier.whole(scratch)
+
+    if per_kernel and lower_each_kernel_once(module, run_verified):
+        if verifier is not None:
+            verifier.trust(module)
+    elif per_kernel:
         run(module)
 
 
@@ -473,8 +484,9 @@ def compile_fitting(
 
     for _ in range(rounds + 1):
         lowered = module.clone()
-        apply_passes(lowered, rest, ctx, memo=memo, arch=arch)
-        verify_module(lowered)
+        verifier = Verifier()
+        apply_passes(lowered, rest, ctx, memo=memo, arch=arch, verifier=verifier)
+        verifier.whole(lowered)
         compiled = compile_lowered(lowered)
         spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
         if uncap(lowered, spilling):
