@@ -117,26 +117,24 @@ def test_relayer_moves_only_the_layer_segment() -> None:
     assert relayer("lm.model.norm", 3) == "lm.model.norm"
 
 
-def test_the_api_captures_a_known_stack_once_per_layer() -> None:
+def test_the_api_captures_a_known_stack_once_per_layer(monkeypatch) -> None:
     """``deplodock.compile``'s capture of a transformers Llama: two layers traced (the
     module's own list swapped for its first two, then back), the rest stitched."""
     from deplodock.api import capture
+    from deplodock.frontends import export
 
     lm = transformers.LlamaForCausalLM(_tiny("llama", 4, use_cache=False)).eval()
     ids = torch.randint(0, TINY["vocab_size"], (1, 8))
-    calls = []
+    traced = []
 
     def counting_export(module, inputs, name):
-        calls.append(len(lm.model.layers))
+        traced.append(len(lm.model.layers))
         return export_module(module, inputs, name)
 
-    from deplodock.frontends.layers import export_layers_once
-
-    stitched = export_layers_once(lm, (ids,), "lm", counting_export)
-    assert calls == [2] and len(lm.model.layers) == 4  # traced with two, given back
-    _same_program(stitched, export_module(lm, (ids,), "lm"))
+    monkeypatch.setattr(export, "export_module", counting_export)
     _, program = capture(lm, ids)
-    _same_program(program, stitched)
+    assert traced == [2] and len(lm.model.layers) == 4  # traced with two, given back
+    _same_program(program, export_module(lm, (ids,), "lm"))
 
 
 def test_other_stacks_are_exported_whole() -> None:
