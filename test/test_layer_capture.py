@@ -51,9 +51,17 @@ def _same_program(a: torch.export.ExportedProgram, b: torch.export.ExportedProgr
                 assert repr(x.meta[key]) == repr(y.meta[key]), (x.name, key)
 
 
-@pytest.mark.parametrize(("family", "layers"), [("llama", 3), ("llama", 5), ("qwen2", 4)])
-def test_stitched_program_is_the_whole_export(family: str, layers: int) -> None:
-    config = _tiny(family, layers)
+@pytest.mark.parametrize(
+    ("family", "layers", "extra"),
+    [
+        ("llama", 3, {}),
+        ("llama", 5, {}),
+        ("qwen2", 4, {}),
+        ("qwen2", 3, {"tie_word_embeddings": True}),
+    ],
+)
+def test_stitched_program_is_the_whole_export(family: str, layers: int, extra: dict) -> None:
+    config = _tiny(family, layers, **extra)
     stitched = capture_model(config, seq=8)
     assert stitched.note == f"{layers} layers stitched from a two-layer export"
     whole = capture_model(config, seq=8, stitch=False)
