@@ -844,10 +844,11 @@ def _run_model(args: argparse.Namespace) -> int:
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     started = time.perf_counter()
-    built = _model_unexported(args, device)  # the weights (a hit: nothing was built)
+    built = _model_unexported(args, device)  # the weights: the capture built none
     if captured is None:
         captured = built
-    captured.module = built.module
+    else:
+        captured.module = built.module
     print(f"  model built in {time.perf_counter() - started:.1f} s (random weights, {device})")
     model, user_inputs = _model_on_gpu(captured, seed)
     compiled = Compiled(model, captured.program, program, constants=constants)
@@ -894,7 +895,7 @@ def _model_options(args: argparse.Namespace) -> dict:
 
 def _model_key(args: argparse.Namespace, device: str) -> str:
     """The program cache's key of ``deplodock run MODEL`` (no transformers import)."""
-    from deplodock.backends.cuda.program_cache import program_key
+    from deplodock.backends.cuda.program_key import program_key
     from deplodock.frontends.model_specs import program_identity, resolve
 
     spec = resolve(args.file)  # an unknown name is told here

@@ -20,9 +20,10 @@ as long as lowering to it. So a program from the cache
 (``runtime.CompiledProgram.restore``) has no module; ``module``, ``func`` and ``kernels``
 say so (``IRNotKept``), and ``source`` is its units' CUDA.
 
-**Key.** ``program_key(identity, arch)``: sha256 of ``PROGRAM_CACHE_FORMAT``, the
-compiler's own sources (``compiler_hash``: every .py file of the deplodock package,
-hashed once per process, so editing a pass invalidates every entry), the torch and xDSL
+**Key.** ``program_key(identity, arch)`` (``program_key.py``, which loads no torch):
+sha256 of ``PROGRAM_CACHE_FORMAT``, the compiler's own sources (``compiler_hash``:
+every .py file of the deplodock package, hashed once per process, so editing a pass
+invalidates every entry), the torch and xDSL
 versions, the NVRTC version and full option list (they name the CUDA headers), the arch,
 and ``identity``: JSON that the frontend says determines the program.
 
@@ -36,9 +37,10 @@ and ``identity``: JSON that the frontend says determines the program.
   The export itself still runs: a Python callable's graph depends on its code, closures
   and globals, which no key short of tracing sees. The lowering and NVRTC are skipped.
   The torch.compile backend (``torch_backend.py``) keys its graphs the same way.
-- ``deplodock compile`` (``OutputCache``, ``<root>/outputs/``): the printed IR or CUDA,
-  keyed by the model's identity (as for ``run``, on the meta device), the expression's
-  text or the .mlir file's path and bytes, with ``--ir``, ``--debuginfo`` and ``-p``.
+- ``deplodock compile`` and ``deplo-opt`` (``program_key.OutputCache``, ``<root>/outputs/``):
+  the printed IR or CUDA, keyed by the model's identity (as for ``run``, on the meta
+  device), the expression's text or the .mlir file's path and bytes, with ``--ir``,
+  ``--debuginfo`` and ``-p`` (deplo-opt: every option but the output's).
 
 What the key does not see: a compiler monkeypatched at run time, and the CUDA driver that
 later loads the cubins (it is the same as for the kernel cache).
