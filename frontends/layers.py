@@ -32,6 +32,7 @@ model instead.
 from __future__ import annotations
 
 import re
+import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -40,6 +41,8 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import ExportGraphSignature, TensorArgument
+
+from deplodock.restack import TEMPLATE_LAYERS, LayerNaming, Restack
 
 LAYER = re.compile(r"(?:^|\.)layers\.(\d+)(?=\.|$)")
 """A module path or parameter name inside decoder layer ``<i>``."""
@@ -303,7 +306,7 @@ def stitch_layers(
         for s in input_specs
         if s.kind.name == "PARAMETER" or (s.kind.name == "BUFFER" and s.persistent)
     }
-    return ExportedProgram(
+    stitched = ExportedProgram(
         root=module,
         graph=module.graph,
         graph_signature=signature,
@@ -314,6 +317,8 @@ def stitch_layers(
         constants=ep.constants,
         verifiers=ep.verifiers,
     )
+    _STACKS[stitched] = LayerStack(ep, layers, state_dict)
+    return stitched
 
 
 def _moved_meta(meta: dict[str, Any], layer: int | None, times: int, split: _Split) -> dict:
@@ -408,3 +413,50 @@ def export_layers_once(
         return stitch_layers(two, len(stack), state)
     except NotStitchable:
         return None
+
+
+def template_of(program: ExportedProgram) -> tuple[ExportedProgram, Restack] | None:
+    """For a program ``stitch_layers`` made of more than ``TEMPLATE_LAYERS`` layers: the
+    template to lower instead (the same stack with four layers) and the ``Restack`` that
+    makes the whole program of it once lowered (``deplodock.restack``); else None."""
+    stack = _STACKS.get(program)
+    if stack is None or stack.layers <= TEMPLATE_LAYERS:
+        return None
+    template = stack.program(TEMPLATE_LAYERS)
+    layer_of, counts = node_layers(template)
+    return template, Restack(LayerNaming(layer_of, counts, TEMPLATE_LAYERS), stack.layers)
+
+
+class LayerStack:
+    """A stitched program's two-layer export, to stitch at another depth: ``program(4)``
+    is the template ``deplodock.restack`` lowers for the whole stack."""
+
+    def __init__(self, two: ExportedProgram, layers: int, state: Mapping[str, torch.Tensor]):
+        self.two = two
+        self.layers = layers
+        self.state = state
+
+    def program(self, layers: int) -> ExportedProgram:
+        return stitch_layers(self.two, layers, self.state)
+
+
+_STACKS: weakref.WeakKeyDictionary[ExportedProgram, LayerStack] = weakref.WeakKeyDictionary()
+"""Each stitched program's two-layer export, for ``template_of``."""
+
+
+def node_layers(ep: ExportedProgram) -> tuple[dict[str, int | None], Counter[str]]:
+    """(each computed node's layer: None in the prologue, the number of layers in the
+    epilogue; how many nodes of each base name layer 1 makes) of a stitched program, the
+    names ``deplodock.restack`` moves from layer to layer."""
+    targets = {s.arg.name: s.target for s in ep.graph_signature.input_specs}
+    layer_of: dict[str, int | None] = {}
+    last = -1
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        where = _node_layer(node, targets)
+        if where is not None:
+            last = max(last, where)
+        layer_of[node.name] = where if where is not None or last < 0 else last + 1
+    counts = Counter(_split_name(n)[0] for n, at in layer_of.items() if at == 1)
+    return layer_of, counts

@@ -53,6 +53,9 @@ import torch
 from deplodock.errors import UserInputError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from xdsl.dialects.builtin import ModuleOp
     from xdsl.dialects.func import FuncOp
 
 __all__ = [
@@ -226,6 +229,7 @@ class CapturedModel:
     program: torch.export.ExportedProgram | None  # None: built, not exported (model_program)
     name: str
     note: str = ""  # how it was captured, for -v (stitched or why not)
+    restack: Callable[[ModuleOp], None] | None = None  # template lowered -> whole stack
 
     @property
     def source(self) -> str:

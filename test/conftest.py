@@ -50,3 +50,30 @@ def _session_kernel_cache(tmp_path_factory: pytest.TempPathFactory):
     patch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path_factory.mktemp("kernel-cache")))
     yield
     patch.undo()
+
+
+TINY_DECODER = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "vocab_size": 128,
+    "max_position_embeddings": 256,
+}
+"""A decoder small enough to trace and lower in a second, with grouped-query attention."""
+
+
+@pytest.fixture(scope="session")
+def tiny_decoder():
+    """``tiny_decoder(family, layers, **extra)``: a transformers config of ``TINY_DECODER``
+    (``family``: "llama" or "qwen2")."""
+    transformers = pytest.importorskip("transformers")
+
+    def make(family: str, layers: int, **extra):
+        fields = {**TINY_DECODER, "num_hidden_layers": layers, **extra}
+        if family == "llama":
+            return transformers.LlamaConfig(**fields, rms_norm_eps=1e-5, rope_theta=10000.0)
+        return transformers.Qwen2Config(**fields, rms_norm_eps=1e-6, rope_theta=1e6)
+
+    return make

@@ -279,7 +279,6 @@ def compile_exported(program, arch: str = "sm_90", cache: bool = True, imported=
     else lowered and compiled (from ``imported``, its import at any level, where the
     caller has it), then stored."""
     from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
-    from deplodock.pipeline import compile_program
 
     store = default_program_cache() if cache else None
     key = None
@@ -288,11 +287,28 @@ def compile_exported(program, arch: str = "sm_90", cache: bool = True, imported=
         entry = store.get(key)
         if entry is not None:
             return entry.program()
-    module = imported if imported is not None else _import(program)
-    compiled = compile_program(module, arch=arch, cache=None if cache else False)
+    compiled = compile_layers_once(program, arch, None if cache else False, imported)
     if store is not None:
         store.put(key, ProgramEntry.of(compiled))
     return compiled
+
+
+def compile_layers_once(program, arch: str, cache=None, imported=None, restack=None):
+    """``compile_program`` of an ExportedProgram (or of ``imported``, its import, lowered
+    to any level; ``restack`` where that is a stack's template): a stitched decoder stack
+    lowered as its four-layer template and restacked (``frontends.layers.template_of``),
+    else, or where its layers do not lower alike, the whole program."""
+    from deplodock.frontends.layers import template_of
+    from deplodock.pipeline import compile_program
+    from deplodock.restack import NotRestackable
+
+    if imported is None:
+        found = template_of(program)
+        imported, restack = (_import(found[0]), found[1]) if found else (_import(program), None)
+    try:
+        return compile_program(imported, arch=arch, cache=cache, restack=restack)
+    except NotRestackable:
+        return compile_program(_import(program), arch=arch, cache=cache)
 
 
 def _device_of(inputs: Any) -> torch.device | None:

@@ -303,10 +303,17 @@ def _is_mlir_file(text: str) -> bool:
 
 
 def _load(
-    args: argparse.Namespace, steps: _Steps, device: str = "cpu", module_device: str | None = None
+    args: argparse.Namespace,
+    steps: _Steps,
+    device: str = "cpu",
+    module_device: str | None = None,
+    once: bool = False,
 ):
     """(module, captured expression or model, or None) from -c, a file or a model
-    (captured on ``device``, its module built on ``module_device``: ``capture_model``)."""
+    (captured on ``device``, its module built on ``module_device``: ``capture_model``).
+    ``once``: a stitched model deeper than four layers is imported as its four-layer
+    template, ``captured.restack`` set to what makes the whole stack of it once lowered
+    (``deplodock.restack``)."""
     if (args.code is None) == (args.file is None):
         raise UserInputError(
             "give exactly one program: -c 'EXPRESSION', an .mlir file or a model name"
@@ -343,8 +350,20 @@ def _load(
             captured = capture_expression(args.code)
         steps.title = captured.source
     with steps.step("import (torch dialect)"):
-        module = import_program(captured.program).module
+        module = import_program(_template(captured) if once else captured.program).module
     return module, captured
+
+
+def _template(captured):
+    """The program to lower for ``captured``: a stitched stack's four-layer template
+    (``captured.restack`` then makes the whole stack of it), else its program."""
+    from deplodock.frontends.layers import template_of
+
+    found = template_of(captured.program) if hasattr(captured, "restack") else None
+    if found is None:
+        return captured.program
+    program, captured.restack = found
+    return program
 
 
 def _parse_file(path: Path):
@@ -562,8 +581,10 @@ def _compile(args: argparse.Namespace) -> int:
             return 0
     from deplodock.pipeline import level_of
 
-    module, _ = _load(args, steps, device="meta")
     target = "kernel" if args.ir == "cuda" else args.ir
+    # every layer lowered where each pass is printed or counted, else a stack's template
+    once = target in ("loop", "tile", "kernel") and not (args.verbose or args.stats)
+    module, captured = _load(args, steps, device="meta", once=once)
     start = level_of(module)
     if LEVELS.index(target) < LEVELS.index(start):
         below = ", ".join(LEVELS[LEVELS.index(start) :])
@@ -572,6 +593,8 @@ def _compile(args: argparse.Namespace) -> int:
             f"deplodock lowers, it does not raise (choose one of {below})"
         )
     _lower_by_level(module, target, args, steps, args.stats)
+    if getattr(captured, "restack", None) is not None:
+        module = _restacked(module, captured, target, args, steps)
     if args.ir == "cuda":
         from deplodock.backends.cuda.emit import emit_cuda
 
@@ -593,6 +616,24 @@ def _compile(args: argparse.Namespace) -> int:
     if store is not None and key is not None:
         store.put(key, text)
     return 0
+
+
+def _restacked(module, captured, target: str, args: argparse.Namespace, steps: _Steps):
+    """The lowered template made the whole stack (``deplodock.restack``), or, where its
+    layers do not repeat alike, the whole program imported and lowered."""
+    from deplodock.restack import NotRestackable
+
+    try:
+        with steps.step(f"restack to {captured.restack.layers} layers"):
+            captured.restack(module)
+        return module
+    except NotRestackable as e:
+        from deplodock.frontends.export import import_program
+
+        with steps.step(f"import every layer (not restacked: {e})"):
+            module = import_program(captured.program).module
+        _lower_by_level(module, target, args, steps, stats=False)
+        return module
 
 
 def _write_output(args: argparse.Namespace, text: str) -> None:
@@ -782,10 +823,9 @@ def _run_model(args: argparse.Namespace) -> int:
     program cache and no kernel cache."""
     import torch
 
-    from deplodock.api import Compiled
+    from deplodock.api import Compiled, compile_layers_once
     from deplodock.backends.cuda.driver import gpu_available
     from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
-    from deplodock.pipeline import compile_program
     from deplodock.reference import output_error
 
     rtol = args.rtol if args.rtol is not None else MODEL_RTOL
@@ -811,11 +851,15 @@ def _run_model(args: argparse.Namespace) -> int:
         constants = entry.constants
     else:
         # captured on the CPU, its weights built after the compile (as on a hit)
-        module, captured = _load(args, steps, device=device, module_device="meta")
+        module, captured = _load(args, steps, device=device, module_device="meta", once=True)
         _lower_by_level(module, "loop", args, steps, stats=False)
         with steps.step("lower to kernel, NVRTC"):
-            program = compile_program(
-                module, arch=args.arch, cache=False if args.no_cache else None
+            program = compile_layers_once(
+                captured.program,
+                args.arch,
+                False if args.no_cache else None,
+                imported=module,
+                restack=captured.restack,
             )
         title = captured.source
         constants = captured.program.constants

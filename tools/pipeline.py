@@ -458,6 +458,7 @@ def compile_fitting(
     compile_module: Callable | None = None,
     memo: bool | None = None,
     arch: str | None = None,
+    restack: Callable[[ModuleOp], None] | None = None,
 ):
     """Lower ``module`` to the kernel level and compile it with ``compile_module`` (the
     kernel-level module → an object with ``.resources[name].spills``, e.g. a
@@ -469,7 +470,9 @@ def compile_fitting(
     reduction becomes a kernel of its own) and the program compiled again, up to
     ``rounds`` times. Returns (the kernel-level module,
     the compiled object, the names of the kernels that were split). ``memo`` and
-    ``arch``: as in ``lower``."""
+    ``arch``: as in ``lower``. ``restack``: ``module`` is a decoder stack's template,
+    made the whole stack once lowered (``deplodock.restack``; a kernel that spills is
+    split in the template, where each of its copies has its class's twin)."""
     from deplodock.backends.cuda.emit import emit_cuda
 
     ctx = make_context()
@@ -487,6 +490,8 @@ def compile_fitting(
         verifier = Verifier()
         apply_passes(lowered, rest, ctx, memo=memo, arch=arch, verifier=verifier)
         verifier.whole(lowered)
+        if restack is not None:
+            restack(lowered)
         compiled = compile_lowered(lowered)
         spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
         if uncap(lowered, spilling):
@@ -517,16 +522,18 @@ def uncap(module: ModuleOp, names: Sequence[str]) -> list[str]:
     return dropped
 
 
-def compile_program(module: ModuleOp, arch: str = "sm_90", *, cache=None):
+def compile_program(module: ModuleOp, arch: str = "sm_90", *, cache=None, restack=None):
     """``module`` (at the loop level or above) lowered, compiled with NVRTC for ``arch`` and
     ready to run: a ``CompiledProgram``, with every fused kernel that spilled registers
     split again (``compile_fitting``; a second round compiles only the kernels that changed,
     the others are in the kernel cache). ``cache``: the kernel cache (None: the
-    environment's; False: none)."""
+    environment's; False: none). ``restack``: as in ``compile_fitting``."""
     from deplodock.backends.cuda.runtime import CompiledProgram
 
     def compile_module(lowered: ModuleOp) -> CompiledProgram:
         return CompiledProgram(lowered, arch=arch, cache=cache)
 
-    _, program, _ = compile_fitting(module, compile_module=compile_module, arch=arch)
+    _, program, _ = compile_fitting(
+        module, compile_module=compile_module, arch=arch, restack=restack
+    )
     return program

@@ -62,7 +62,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO
 
 import numpy as np
@@ -287,6 +289,26 @@ def emit_kernel_sources(module: ModuleOp) -> dict[str, str]:
     return {name: _with_preamble(text) for name, text in _kernel_functions(module)}
 
 
+@dataclass(frozen=True)
+class RenamedCopies:
+    """Kernels of a module that are copies of others under moved names (a decoder
+    stack's layers, ``deplodock.restack``): ``of[name] = (template, times)`` says kernel
+    ``name`` is kernel ``template`` with ``rename(text, times)`` applied to every name."""
+
+    of: Mapping[str, tuple[str, int]]
+    rename: Callable[[str, int], str]
+
+
+_COPIES: weakref.WeakKeyDictionary[ModuleOp, RenamedCopies] = weakref.WeakKeyDictionary()
+
+
+def emit_copies_renamed(module: ModuleOp, copies: RenamedCopies) -> None:
+    """Let ``module``'s copies be emitted by renaming their template's CUDA instead of
+    walking them: each template's first copy (``times`` 1) is emitted from its IR too
+    and must equal its template's text renamed, else every kernel is walked."""
+    _COPIES[module] = copies
+
+
 def _kernel_functions(module: ModuleOp) -> list[tuple[str, str]]:
     """(name, CUDA function) for every ``kernel.kernel`` of ``module``, in order."""
     leftovers = sorted(
@@ -297,11 +319,64 @@ def _kernel_functions(module: ModuleOp) -> list[tuple[str, str]]:
             f"emit_cuda: the module still holds {', '.join(leftovers)}; lower it to the kernel "
             "level first (tileify, cooperative-reduce, blockify-launch, materialize)"
         )
+    kernels = [op for op in module.walk() if isinstance(op, kernel.KernelOp)]
+    copies = _COPIES.get(module)
+    texts: dict[str, str] = {}
+    if copies is not None:
+        texts = _renamed_copies(kernels, copies)
     return [
-        (op.sym_name.data, _KernelEmitter(op).emit())
-        for op in module.walk()
-        if isinstance(op, kernel.KernelOp)
+        (op.sym_name.data, texts.get(op.sym_name.data) or _KernelEmitter(op).emit())
+        for op in kernels
     ]
+
+
+_IDENTIFIER = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _renamed_copies(kernels: list[kernel.KernelOp], copies: RenamedCopies) -> dict[str, str]:
+    """The texts of ``copies``' kernels by renaming: a template's text and its first
+    copy's (both emitted from their IR) must differ only in identifiers that ``rename``
+    moves one layer on; those identifiers are renamed in the other copies (an identifier
+    the emitter made unique with a number stays as the template has it). Else none."""
+    by_name = {op.sym_name.data: op for op in kernels}
+    plans: dict[str, tuple[list[str], list[int]]] = {}
+    texts: dict[str, str] = {}
+    for name, (template, times) in copies.of.items():
+        if times == 1 and name in by_name and template in by_name:
+            texts[template] = _KernelEmitter(by_name[template]).emit()
+            texts[name] = _KernelEmitter(by_name[name]).emit()
+            plan = _rename_plan(texts[template], texts[name], copies.rename)
+            if plan is None:
+                return {}
+            plans[template] = plan
+    for name, (template, times) in copies.of.items():
+        if name not in texts:
+            if template not in plans:
+                return {}  # a copy whose template has no checked first copy
+            parts, moving = plans[template]
+            renamed = list(parts)
+            for k in moving:
+                renamed[k] = copies.rename(parts[k], times)
+            texts[name] = "".join(renamed)
+    return texts
+
+
+def _rename_plan(
+    template: str, copy: str, rename: Callable[[str, int], str]
+) -> tuple[list[str], list[int]] | None:
+    """(the template's text split at identifiers, the positions of those that move), where
+    ``copy`` is ``template`` with just those moved one layer on, else None."""
+    parts, other = _IDENTIFIER.split(template), _IDENTIFIER.split(copy)
+    if len(parts) != len(other):
+        return None
+    moving = []
+    for k, (a, b) in enumerate(zip(parts, other, strict=True)):
+        if a == b:
+            continue
+        if k % 2 == 0 or rename(a, 1) != b:
+            return None
+        moving.append(k)
+    return parts, moving
 
 
 def _with_preamble(text: str) -> str:
