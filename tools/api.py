@@ -298,6 +298,13 @@ def compile_layers_once(program, arch: str, cache=None, imported=None, restack=N
     to any level; ``restack`` where that is a stack's template): a stitched decoder stack
     lowered as its four-layer template and restacked (``frontends.layers.template_of``),
     else, or where its layers do not lower alike, the whole program."""
+    from deplodock.boundary import collect_rarely
+
+    with collect_rarely():
+        return _compile_layers_once(program, arch, cache, imported, restack)
+
+
+def _compile_layers_once(program, arch: str, cache, imported, restack):
     from deplodock.frontends.layers import template_of
     from deplodock.pipeline import compile_program
     from deplodock.restack import NotRestackable

@@ -22,10 +22,12 @@ reproducers go to ``$DEPLODOCK_CACHE_DIR/reproducers`` (the kernel cache's direc
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -208,12 +210,40 @@ def check_output_path(path: str | None) -> None:
         raise UserInputError(f"cannot write {path}: permission denied")
 
 
+YOUNG_COLLECTION = 100_000
+"""Allocations between two collections of Python's youngest generation while compiling
+(Python's default: 700)."""
+
+
+@contextlib.contextmanager
+def collect_rarely() -> Iterator[None]:
+    """Python's cyclic garbage collector run less often (``YOUNG_COLLECTION``) for the
+    duration: the IR is made of millions of small linked objects that live as long as the
+    module does, and each young-generation collection walked them all again for nothing
+    back (on TinyLlama, a quarter of a cold compile: restacking 3.0 -> 1.5 s, the kernel
+    level 2.7 -> 1.9 s, about 0.5 GB peak either way)."""
+    before = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def guarded(
     prog: str, body: Callable[[], int], reproduce: Callable[[PassError], str] | None = None
 ) -> int:
-    """Run ``body`` and turn what it raises into a message and an exit status (above).
+    """Run ``body`` (collecting rarely: ``collect_rarely``) and turn what it raises into a
+    message and an exit status (above).
 
     ``reproduce(error)`` gives the text of the failing pass's input, for the reproducer."""
+    with collect_rarely():
+        return _guarded(prog, body, reproduce)
+
+
+def _guarded(
+    prog: str, body: Callable[[], int], reproduce: Callable[[PassError], str] | None
+) -> int:
     if os.environ.get("DEPLODOCK_TRACEBACK"):
         return body()
     try:
