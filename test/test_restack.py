@@ -28,9 +28,9 @@ def _text(module) -> str:
     return buffer.getvalue()
 
 
-def _both(config, to: str):
+def _both(config, to: str, seq: int = 8):
     """(the template lowered to ``to`` and restacked, the whole program lowered)."""
-    captured = capture_model(config, seq=8, device="meta")
+    captured = capture_model(config, seq=seq, device="meta")
     program, restacker = template_of(captured.program)
     template = import_program(program).module
     lower(template, to=to)
@@ -51,6 +51,17 @@ def test_restacked_template_is_the_whole_lowering(tiny_decoder, family, layers, 
     assert text == _text(whole)
     if to == "kernel":
         assert emit.emit_cuda(restacked) == emit.emit_cuda(whole)
+
+
+def test_kernels_a_pass_named_move_like_nodes(tiny_decoder) -> None:
+    """A head dim of 128 at 32 tokens keeps attention's scores a kernel of their own,
+    named by the decomposition, not after a node: ``k_scores_<i>`` in layer ``i``."""
+    wide = {"hidden_size": 256, "num_attention_heads": 2, "num_key_value_heads": 1}
+    restacked, whole = _both(tiny_decoder("qwen2", 6, head_dim=128, **wide), "kernel", seq=32)
+    text = _text(restacked)
+    assert "@k_scores_5" in text and "@k_scores_4" in text
+    assert text == _text(whole)
+    assert emit.emit_cuda(restacked) == emit.emit_cuda(whole)
 
 
 def test_copies_are_emitted_by_renaming(tiny_decoder, monkeypatch) -> None:

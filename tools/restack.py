@@ -28,6 +28,7 @@ parameters) raises ``NotRestackable``, and the caller lowers every layer instead
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -71,15 +72,26 @@ class LayerNaming:
     layers: int
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
-    def layer_of_text(self, text: str) -> int | None:
-        """The layer of the first node name in ``text`` (a kernel's symbol), or None."""
+    def names_in(self, text: str) -> list[str]:
+        """The node names in ``text`` (a kernel's symbol), in order."""
+        found = []
         for word in _WORD.findall(text):
             parts = word.split("_")
-            for start in range(len(parts)):
-                name = self._longest(parts, start)[0]
-                if name is not None and self.layer_of[name] is not None:
-                    return self.layer_of[name]
-        return None
+            start = 0
+            while start < len(parts):
+                name, start = self._longest(parts, start)
+                if name is not None:
+                    found.append(name)
+        return found
+
+    def layer_of_text(self, text: str) -> int | None:
+        """The layer of the first node name in ``text`` that lies in a layer, or None."""
+        layers = [self.layer_of[n] for n in self.names_in(text)]
+        return next((at for at in layers if at is not None), None)
+
+    def with_names(self, layer_of: Mapping[str, int], counts: Mapping[str, int]) -> LayerNaming:
+        """This naming and more names that move alike (``counts`` of their bases a layer)."""
+        return LayerNaming({**self.layer_of, **layer_of}, {**self.counts, **counts}, self.layers)
 
     def _longest(self, parts: list[str], start: int) -> tuple[str | None, int]:
         for stop in range(min(len(parts), start + _LONGEST), start, -1):
@@ -202,7 +214,20 @@ class _Stack:
             if not isinstance(op, KERNELS):
                 raise NotRestackable(f"a {op.name} beside the kernels")
         self.ops = ops
-        self.layer = [naming.layer_of_text(_symbol(op)) for op in ops[:-1]] + [None]
+        self.layer: list[int | None] = []
+        made: dict[str, int] = {}  # kernels a pass named, by the layer they read
+        for op in ops[:-1]:
+            names = naming.names_in(_symbol(op))
+            at = next((naming.layer_of[n] for n in names if naming.layer_of[n] is not None), None)
+            if not names:
+                at, name = self._reads(op), _made_name(_symbol(op))
+                if at is not None and name is not None:
+                    made[name] = at
+            self.layer.append(at)
+        self.layer.append(None)
+        if made:  # numbered by the pass as fx numbers nodes: one more a layer
+            counts = Counter(_split(n)[0] for n, at in made.items() if at == 1)
+            self.naming = naming = naming.with_names(made, counts)
         self.blocks = {k: self._block(k) for k in (1, 2)}
         one, two = self.blocks[1], self.blocks[2]
         if two[0] != one[1]:
@@ -213,11 +238,38 @@ class _Stack:
         self.layer_by_op = dict(zip(ops, self.layer, strict=True))
         self.arg_layer = [_arg_layer(a) for a in self.function.args]
 
+    def _reads(self, op: Operation) -> int | None:
+        """The last layer whose kernels or parameters ``op`` reads, or None."""
+        layers = []
+        for value in op.operands:
+            if isinstance(value, BlockArgument):
+                layers.append(_arg_layer(value))
+            elif isinstance(value, OpResult) and value.op in self.ops:
+                layers.append(self.layer[self.ops.index(value.op)])
+        return max((at for at in layers if at is not None), default=None)
+
     def _block(self, layer: int) -> tuple[int, int]:
         where = [k for k, at in enumerate(self.layer) if at == layer]
         if not where or where != list(range(where[0], where[-1] + 1)):
             raise NotRestackable(f"layer {layer}'s kernels are not together")
         return where[0], where[-1] + 1
+
+
+def _split(name: str) -> tuple[str, int]:
+    match = _NUMBERED.match(name)
+    return (match.group(1), int(match.group(2))) if match else (name, 0)
+
+
+def _made_name(symbol: str) -> str | None:
+    """The name a pass gave a kernel it made (``k_scores_2_chunks``: ``scores_2``): the
+    symbol's words from after ``k`` to its first number, or None."""
+    parts = symbol.split("_")
+    if parts[0] != "k" or len(parts) < 2:
+        return None
+    for end in range(2, len(parts)):
+        if parts[end].isdigit():
+            return "_".join(parts[1 : end + 1])
+    return None
 
 
 def _copy(
@@ -280,6 +332,7 @@ def restack(module: ModuleOp, naming: LayerNaming, layers: int) -> None:
     if naming.layers != TEMPLATE_LAYERS or layers < TEMPLATE_LAYERS:
         raise NotRestackable(f"{naming.layers} template layers for {layers}")
     stack = _Stack(module, naming)
+    naming = stack.naming  # with the names passes gave kernels
     function = stack.function
     one = stack.ops[slice(*stack.blocks[1])]
     two = stack.ops[slice(*stack.blocks[2])]
