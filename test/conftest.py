@@ -20,6 +20,7 @@ SLOWEST_FIRST = (
     "test_writeup.py",  # 166 s: the write-up's commands, each a process (Qwen's whole model)
     "test_filecheck.py",  # 164 s: lit, 212 deplo-opt processes
     "test_simt_interpreters.py",  # 92 s
+    "test_restack.py",  # 90 s (session 17)
     "test_models.py",  # 72 s
     "test_matmul_schedule.py",  # 67 s
     "test_bench.py",  # 47 s
