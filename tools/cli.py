@@ -582,8 +582,11 @@ def _compile(args: argparse.Namespace) -> int:
     from deplodock.pipeline import level_of
 
     target = "kernel" if args.ir == "cuda" else args.ir
-    # every layer lowered where each pass is printed or counted, else a stack's template
-    once = target in ("loop", "tile", "kernel") and not (args.verbose or args.stats)
+    # every layer lowered where each pass is printed or counted, or passes are configured
+    # (-p chunk-reduce{kernels=..} may name a kernel of any layer), else a stack's template
+    once = target in ("loop", "tile", "kernel") and not (
+        args.verbose or args.stats or _pass_options(args)
+    )
     module, captured = _load(args, steps, device="meta", once=once)
     start = level_of(module)
     if LEVELS.index(target) < LEVELS.index(start):
@@ -851,7 +854,9 @@ def _run_model(args: argparse.Namespace) -> int:
         constants = entry.constants
     else:
         # captured on the CPU, its weights built after the compile (as on a hit)
-        module, captured = _load(args, steps, device=device, module_device="meta", once=True)
+        # -v prints each pass: of every layer, as compile -v does
+        once = not args.verbose
+        module, captured = _load(args, steps, device=device, module_device="meta", once=once)
         _lower_by_level(module, "loop", args, steps, stats=False)
         with steps.step("lower to kernel, NVRTC"):
             program = compile_layers_once(
