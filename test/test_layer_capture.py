@@ -15,23 +15,6 @@ from deplodock.frontends.models import capture_model
 
 transformers = pytest.importorskip("transformers")
 
-TINY = {
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 16,
-    "vocab_size": 128,
-    "max_position_embeddings": 256,
-}
-
-
-def _tiny(family: str, layers: int, **extra):
-    fields = {**TINY, "num_hidden_layers": layers, **extra}
-    if family == "llama":
-        return transformers.LlamaConfig(**fields, rms_norm_eps=1e-5, rope_theta=10000.0)
-    return transformers.Qwen2Config(**fields, rms_norm_eps=1e-6, rope_theta=1e6)
-
 
 def _same_program(a: torch.export.ExportedProgram, b: torch.export.ExportedProgram) -> None:
     assert a.graph_module.code == b.graph_module.code
@@ -60,8 +43,10 @@ def _same_program(a: torch.export.ExportedProgram, b: torch.export.ExportedProgr
         ("qwen2", 3, {"tie_word_embeddings": True}),
     ],
 )
-def test_stitched_program_is_the_whole_export(family: str, layers: int, extra: dict) -> None:
-    config = _tiny(family, layers, **extra)
+def test_stitched_program_is_the_whole_export(
+    tiny_decoder, family: str, layers: int, extra: dict
+) -> None:
+    config = tiny_decoder(family, layers, **extra)
     stitched = capture_model(config, seq=8)
     assert stitched.note == f"{layers} layers stitched from a two-layer export"
     whole = capture_model(config, seq=8, stitch=False)
@@ -78,7 +63,7 @@ def test_stitched_program_is_the_whole_export(family: str, layers: int, extra: d
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_stitched_model_imports_and_lowers_to_the_same_cuda() -> None:
+def test_stitched_model_imports_and_lowers_to_the_same_cuda(tiny_decoder) -> None:
     """The IR with its source locations, and the CUDA, are byte-identical."""
     import io
 
@@ -87,7 +72,7 @@ def test_stitched_model_imports_and_lowers_to_the_same_cuda() -> None:
     from deplodock.backends.cuda.emit import emit_cuda
     from deplodock.pipeline import lower
 
-    config = _tiny("llama", 3)
+    config = tiny_decoder("llama", 3)
     texts = []
     for stitch in (True, False):
         captured = capture_model(config, seq=8, device="meta", stitch=stitch)
@@ -100,9 +85,10 @@ def test_stitched_model_imports_and_lowers_to_the_same_cuda() -> None:
     assert texts[0] == texts[1]
 
 
-def test_unlike_layers_are_exported_whole() -> None:
+def test_unlike_layers_are_exported_whole(tiny_decoder) -> None:
     """Qwen2 with a sliding window from layer 2 on: layer 2 differs from layer 1."""
-    config = _tiny("qwen2", 4, use_sliding_window=True, sliding_window=4, max_window_layers=2)
+    window = {"use_sliding_window": True, "sliding_window": 4, "max_window_layers": 2}
+    config = tiny_decoder("qwen2", 4, **window)
     captured = capture_model(config, seq=8)
     assert captured.note.startswith("every layer exported: layer 2 differs from layer 1")
     whole = capture_model(config, seq=8, stitch=False)
@@ -125,14 +111,15 @@ def test_relayer_moves_only_the_layer_segment() -> None:
     assert relayer("lm.model.norm", 3) == "lm.model.norm"
 
 
-def test_the_api_captures_a_known_stack_once_per_layer(monkeypatch) -> None:
+def test_the_api_captures_a_known_stack_once_per_layer(tiny_decoder, monkeypatch) -> None:
     """``deplodock.compile``'s capture of a transformers Llama: two layers traced (the
     module's own list swapped for its first two, then back), the rest stitched."""
     from deplodock.api import capture
     from deplodock.frontends import export
 
-    lm = transformers.LlamaForCausalLM(_tiny("llama", 4, use_cache=False)).eval()
-    ids = torch.randint(0, TINY["vocab_size"], (1, 8))
+    config = tiny_decoder("llama", 4, use_cache=False)
+    lm = transformers.LlamaForCausalLM(config).eval()
+    ids = torch.randint(0, config.vocab_size, (1, 8))
     traced = []
 
     def counting_export(module, inputs, name):
