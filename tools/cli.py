@@ -359,7 +359,7 @@ def _template(captured):
     (``captured.restack`` then makes the whole stack of it), else its program."""
     from deplodock.frontends.layers import template_of
 
-    found = template_of(captured.program) if hasattr(captured, "restack") else None
+    found = template_of(captured.program)
     if found is None:
         return captured.program
     program, captured.restack = found

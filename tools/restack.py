@@ -328,7 +328,9 @@ def _check_alike(copy: list[Operation], real: list[Operation]) -> None:
 def restack(module: ModuleOp, naming: LayerNaming, layers: int) -> None:
     """``module``, the lowered program of ``naming.layers`` (4) layers, made in place the
     lowered program of ``layers`` layers (``layers`` >= 4). Raises ``NotRestackable``
-    (the module unchanged) where layer 1's kernels moved one layer on are not layer 2's."""
+    before changing anything where layer 1's kernels moved one layer on are not layer
+    2's; should a later copy read an argument or a kernel its layer lacks (which the
+    check rules out), it raises mid-way and the caller lowers the whole program."""
     if naming.layers != TEMPLATE_LAYERS or layers < TEMPLATE_LAYERS:
         raise NotRestackable(f"{naming.layers} template layers for {layers}")
     stack = _Stack(module, naming)
@@ -351,8 +353,11 @@ def restack(module: ModuleOp, naming: LayerNaming, layers: int) -> None:
     # the arguments of layers 3 .. layers - 2 after layer 2's; layer 3's renamed
     block = function.body.block
     arg_attrs = list(function.arg_attrs.data) if function.arg_attrs else None
-    last_two = max(k for k, at in enumerate(stack.arg_layer) if at == 2)
     ones = [k for k, at in enumerate(stack.arg_layer) if at == 1]
+    twos = [k for k, at in enumerate(stack.arg_layer) if at == 2]
+    if not ones or len(ones) != len(twos):
+        raise NotRestackable("layers 1 and 2 have different parameters")
+    last_two = twos[-1]
     at = last_two + 1
     for layer in range(3, layers - 1):
         mover = _Mover(naming, layer - 1)
