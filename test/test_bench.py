@@ -5,6 +5,7 @@ interpreter stands in for the CUDA launches, a fake clock for the CUDA graphs).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 
@@ -454,18 +455,28 @@ def test_plan_timing() -> None:
     assert plan_timing({"d": 1e9}, 3, 20, 2.0) == (3, 1)
 
 
+def _allow_tf32(value: bool) -> None:
+    """TF32 allowed or not in cuBLAS and cuDNN, also where torch.testing's harness (OpInfo,
+    run earlier on the same worker) froze the cuDNN flags (as ``bench.strict_fp32``)."""
+    torch.backends.cuda.matmul.allow_tf32 = value
+    unfrozen = getattr(torch.backends, "__allow_nonbracketed_mutation", contextlib.nullcontext)
+    with unfrozen():
+        torch.backends.cudnn.allow_tf32 = value
+
+
 @pytest.fixture
 def restore_fp32_settings():
     """torch's TF32 settings as they were before the test (strict_fp32 changes them)."""
     matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     precision = torch.get_float32_matmul_precision()
     yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
+    _allow_tf32(cudnn)
+    torch.backends.cuda.matmul.allow_tf32 = matmul
     torch.set_float32_matmul_precision(precision)
 
 
 def test_strict_fp32(restore_fp32_settings) -> None:
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    _allow_tf32(True)
     torch.set_float32_matmul_precision("high")
     settings = bench.strict_fp32()
     assert not torch.backends.cuda.matmul.allow_tf32
@@ -582,7 +593,7 @@ def test_simulated_gpu_run(simulated_gpu, tmp_path, capsys) -> None:
 def test_simulated_gpu_matmul(simulated_gpu, monkeypatch, tmp_path, capsys) -> None:
     """A small projection through the matmul group's path: TF32 off before anything,
     the fp32 GEMM measured, its tolerance, TFLOP/s, fewer calls for a slow case."""
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    _allow_tf32(True)
     small = bench_cases._projection("small", "q", 4, 8, 16, True)  # proj/q/small/S4
     assert small.flops == 2 * 4 * 8 * 16 + 4 * 8 and small.rtol == 1e-4
     monkeypatch.setattr(bench, "select", lambda patterns: [small])
