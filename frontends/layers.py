@@ -35,7 +35,7 @@ import re
 import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -427,14 +427,14 @@ def template_of(program: ExportedProgram) -> tuple[ExportedProgram, Restack] | N
     return template, Restack(LayerNaming(layer_of, counts, TEMPLATE_LAYERS), stack.layers)
 
 
+@dataclass(frozen=True)
 class LayerStack:
     """A stitched program's two-layer export, to stitch at another depth: ``program(4)``
     is the template ``deplodock.restack`` lowers for the whole stack."""
 
-    def __init__(self, two: ExportedProgram, layers: int, state: Mapping[str, torch.Tensor]):
-        self.two = two
-        self.layers = layers
-        self.state = state
+    two: ExportedProgram
+    layers: int
+    state: Mapping[str, torch.Tensor]
 
     def program(self, layers: int) -> ExportedProgram:
         return stitch_layers(self.two, layers, self.state)

@@ -58,6 +58,7 @@ import torch
 from torch.utils import _pytree as pytree
 from xdsl.dialects.builtin import ModuleOp
 
+from deplodock.boundary import collect_rarely
 from deplodock.errors import UserInputError
 
 __all__ = ["Compiled", "capture", "compile", "compile_exported", "lower"]
@@ -293,18 +294,12 @@ def compile_exported(program, arch: str = "sm_90", cache: bool = True, imported=
     return compiled
 
 
+@collect_rarely()
 def compile_layers_once(program, arch: str, cache=None, imported=None, restack=None):
     """``compile_program`` of an ExportedProgram (or of ``imported``, its import, lowered
     to any level; ``restack`` where that is a stack's template): a stitched decoder stack
     lowered as its four-layer template and restacked (``frontends.layers.template_of``),
     else, or where its layers do not lower alike, the whole program."""
-    from deplodock.boundary import collect_rarely
-
-    with collect_rarely():
-        return _compile_layers_once(program, arch, cache, imported, restack)
-
-
-def _compile_layers_once(program, arch: str, cache, imported, restack):
     from deplodock.frontends.layers import template_of
     from deplodock.pipeline import compile_program
     from deplodock.restack import NotRestackable

@@ -101,12 +101,9 @@ class LayerNaming:
         return None, start + 1
 
     def _moved(self, name: str, times: int) -> str:
-        if self.layer_of[name] is None:
+        base, number = _split(name)
+        if self.layer_of[name] is None or number == 0 or not self.counts.get(base):
             return name
-        match = _NUMBERED.match(name)
-        if match is None or not self.counts.get(match.group(1)):
-            return name
-        base, number = match.group(1), int(match.group(2))
         return f"{base}_{number + times * self.counts[base]}"
 
     def relabel(self, text: str, times: int) -> str:
@@ -214,7 +211,9 @@ class _Stack:
             if not isinstance(op, KERNELS):
                 raise NotRestackable(f"a {op.name} beside the kernels")
         self.ops = ops
-        self.layer: list[int | None] = []
+        # each parameter's layer, by the argument (later renames do not change it)
+        self.arg_layer = {a: _arg_layer(a) for a in self.function.args}
+        self.layer_by_op: dict[Operation, int | None] = {}
         made: dict[str, int] = {}  # kernels a pass named, by the layer they read
         for op in ops[:-1]:
             names = naming.names_in(_symbol(op))
@@ -223,8 +222,9 @@ class _Stack:
                 at, name = self._reads(op), _made_name(_symbol(op))
                 if at is not None and name is not None:
                     made[name] = at
-            self.layer.append(at)
-        self.layer.append(None)
+            self.layer_by_op[op] = at
+        self.layer_by_op[ops[-1]] = None
+        self.layer = list(self.layer_by_op.values())
         if made:  # numbered by the pass as fx numbers nodes: one more a layer
             counts = Counter(_split(n)[0] for n, at in made.items() if at == 1)
             self.naming = naming = naming.with_names(made, counts)
@@ -235,17 +235,13 @@ class _Stack:
         if any(k is not None and k < 2 for k in self.layer[two[1] :]):
             raise NotRestackable("an earlier layer's kernel runs after layer 2")
         self.by_symbol = {_symbol(op): op for op in ops[:-1]}
-        self.layer_by_op = dict(zip(ops, self.layer, strict=True))
-        self.arg_layer = [_arg_layer(a) for a in self.function.args]
 
     def _reads(self, op: Operation) -> int | None:
         """The last layer whose kernels or parameters ``op`` reads, or None."""
-        layers = []
-        for value in op.operands:
-            if isinstance(value, BlockArgument):
-                layers.append(_arg_layer(value))
-            elif isinstance(value, OpResult) and value.op in self.ops:
-                layers.append(self.layer[self.ops.index(value.op)])
+        layers = [
+            self.arg_layer.get(v) if isinstance(v, BlockArgument) else self.layer_by_op.get(v.op)
+            for v in op.operands
+        ]
         return max((at for at in layers if at is not None), default=None)
 
     def _block(self, layer: int) -> tuple[int, int]:
@@ -353,8 +349,9 @@ def restack(module: ModuleOp, naming: LayerNaming, layers: int) -> None:
     # the arguments of layers 3 .. layers - 2 after layer 2's; layer 3's renamed
     block = function.body.block
     arg_attrs = list(function.arg_attrs.data) if function.arg_attrs else None
-    ones = [k for k, at in enumerate(stack.arg_layer) if at == 1]
-    twos = [k for k, at in enumerate(stack.arg_layer) if at == 2]
+    arg_layers = list(stack.arg_layer.values())
+    ones = [k for k, at in enumerate(arg_layers) if at == 1]
+    twos = [k for k, at in enumerate(arg_layers) if at == 2]
     if not ones or len(ones) != len(twos):
         raise NotRestackable("layers 1 and 2 have different parameters")
     last_two = twos[-1]
@@ -370,7 +367,7 @@ def restack(module: ModuleOp, naming: LayerNaming, layers: int) -> None:
             at += 1
     last = _Mover(naming, extra)
     for k, arg in enumerate(block.args):
-        if k >= at and _arg_layer(arg) == TEMPLATE_LAYERS - 1:
+        if stack.arg_layer.get(arg) == TEMPLATE_LAYERS - 1:
             arg.name_hint = last.text(arg.name_hint)
             args[arg.name_hint or ""] = arg
             if arg_attrs is not None:
@@ -412,8 +409,7 @@ def _stays(value: SSAValue, suffix: set[Operation], stack: _Stack) -> bool:
     its own (renamed in place), of the prologue, or an argument no layer before the last
     owns."""
     if isinstance(value, BlockArgument):
-        layer = _arg_layer(value)  # the last layer's are renamed already
-        return layer is None or layer >= TEMPLATE_LAYERS - 1
+        return stack.arg_layer[value] in (None, TEMPLATE_LAYERS - 1)
     assert isinstance(value, OpResult)
     return value.op in suffix or stack.layer_by_op[value.op] is None
 
