@@ -71,6 +71,7 @@ PIPELINE: tuple[tuple[str, int, str, str], ...] = (
         "split-inner-for-swizzle",
         "deplodock.passes.tile.split_inner_for_swizzle:SplitInnerForSwizzle",
     ),
+    ("tile", 22, "batch-walk-steps", "deplodock.passes.tile.batch_walk_steps:BatchWalkSteps"),
     ("tile", 16, "mark-unroll", "deplodock.passes.tile.mark_unroll:MarkUnroll"),
     ("kernel", 1, "materialize", "deplodock.passes.kernel.materialize:Materialize"),
 )

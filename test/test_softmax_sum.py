@@ -458,3 +458,64 @@ def test_split_walk_columns_leaves_decode_and_narrow_heads() -> None:
         before = str(module)
         SplitWalkColumns().apply(make_context(), module)
         assert str(module) == before
+
+
+# --- batch-walk-steps: a walk merges its keys a batch at a time ---------------------------
+
+BATCHED = {
+    "causal_gqa_ragged": CHUNKED["causal_gqa_ragged"],  # the last chunk short, causal skips
+    "cross_ragged": _sdpa(1, 8, 8, 64, 100, 32),  # 100 keys: chunks of 64, the second ragged
+    "prime_keys": _sdpa(1, 8, 8, 200, 131, 32),  # 131 keys, 200 queries: ragged row blocks
+    "two_walks": CHUNKED["two_walks"],  # head dim 128: the scores stored, two walks of 64
+    "lanes": SPLIT["causal_gqa"],  # the head dim dealt out to lanes: a combine a key
+    "masked_rows": SPLIT["masked_rows"],  # rows of -inf scores only: safe softmax's 0
+    "one_query": _sdpa(1, 4, 4, 1, 1024, 32),  # decode: the keys split across threads
+}
+
+
+def _batches(module: ModuleOp) -> int:
+    return sum(r.name_hint == "batch_max" for o in module.walk() for r in o.results)
+
+
+@pytest.mark.parametrize("name", list(BATCHED))
+def test_batch_walk_steps_preserves_meaning(name: str) -> None:
+    """The walk's innermost loop merges a batch of keys at a time (its own maximum, the
+    keys weighed by it, one merge into the running group); the tile interpreter gives
+    PyTorch's answer before and after the pass, which must change the program, and the
+    kernel level does (SIMT, race checker on)."""
+    from deplodock.passes.tile.batch_walk_steps import BatchWalkSteps
+
+    module = _around_pass(BATCHED[name], "batch-walk-steps", BatchWalkSteps(), _batches, 0, 1, 17)
+    assert _batches(module) >= 1  # kept to the kernel level
+
+
+def test_batch_walk_steps_merges_minus_infinity_batches_like_one_key_steps() -> None:
+    """A batch whose scores are all -inf (keys masked for a row, or a row with none live)
+    merges as the one-key rule merges its keys: a forced batch of 4 over rows masked
+    entirely, partly and not at all gives PyTorch's answer (safe softmax's 0 included)."""
+    from deplodock.passes.tile.batch_walk_steps import BatchWalkSteps
+
+    mask = "torch.arange(12).reshape(12,1) % 3 != 0) & (torch.arange(20) < 12"
+    expr = _sdpa(1, 2, 2, 12, 20, 16, f", attn_mask=({mask})")
+    _around_pass(expr, "batch-walk-steps", BatchWalkSteps(batch=4), _batches, 0, 1, 19)
+
+
+def test_batch_walk_steps_leaves_softmax_rows_and_odd_counts() -> None:
+    """Softmax's online rows (weights of 1: a batch would only add exps) and a walk whose
+    thread runs a prime number of keys (no batch divides it) are left as they were; a
+    negative batch is refused with the option's name."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from deplodock.passes.tile.batch_walk_steps import BatchWalkSteps
+
+    for expr, options in (
+        ("torch.softmax(torch.randn(2, 40000), -1)", {}),
+        (_sdpa(1, 2, 2, 3, 7, 16), {"batch": 4}),
+    ):
+        imported = import_program(capture_expression(expr).program)
+        module = lower(imported.module, to="tile", until="batch-walk-steps")
+        before = str(module)
+        BatchWalkSteps(**options).apply(make_context(), module)
+        assert str(module) == before
+    with pytest.raises(DiagnosticException, match="batch=-1"):
+        BatchWalkSteps(batch=-1).apply(make_context(), module)

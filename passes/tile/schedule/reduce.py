@@ -109,6 +109,22 @@ def walk_column_lanes(rows: int, dims: int, columns: int, target: Target | None 
     return lanes
 
 
+WALK_BATCH = 8  # keys an attention walk merges at once, at most (batch-walk-steps)
+
+
+def walk_batch(trips: int) -> int:
+    """Cost function: keys a batch of an attention walk's innermost loop whose threads
+    each run ``trips`` steps (``batch-walk-steps``): the largest divisor of ``trips`` up to
+    ``WALK_BATCH`` (1: leave it). A batch holds its scores in registers, one each; the
+    hand-written probe of session 18 (``docs/bench/h200-2026-12-03-s18/flash_probe.py``,
+    H200, causal GQA, one row a thread, head dim over 2 lanes) ran 8 keys a rescale in
+    90 us at TinyLlama's S=512, 4 in 120 us (4 rows a thread) and 1 in 201 us."""
+    for batch in range(min(WALK_BATCH, trips), 1, -1):
+        if trips % batch == 0:
+            return batch
+    return 1
+
+
 WALK_CHUNK = 64  # keys a block stages at once, at most
 WALK_CHUNK_BYTES = 16 * 1024  # a chunk's slabs: two copies (fill-k-loop) stay static
 
