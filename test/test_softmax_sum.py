@@ -252,12 +252,13 @@ def test_unroll_dots_leaves_other_programs() -> None:
 
 def test_rows_are_read_sixteen_bytes_at_a_time() -> None:
     """The emitter reads a key's and a value's row of 64 floats as 16 float4 loads each
-    (``emit.packed_loads``), the query row too, and NVRTC accepts it; a row of 6 floats
-    (rows 24 bytes apart, not 16-byte aligned) stays scalar."""
+    (``emit.packed_loads``), the query row too, and NVRTC accepts it: 16 for the query
+    and 32 for each of the 3 keys of a batch (``batch-walk-steps``: 9 keys, 3 batches);
+    a row of 6 floats (rows 24 bytes apart, not 16-byte aligned) stays scalar."""
     from deplodock.backends.cuda.emit import emit_cuda
     from deplodock.backends.cuda.nvrtc import compile_cuda
 
-    for d, packs in ((64, 48), (6, 0)):
+    for d, packs in ((64, 16 + 3 * 32), (6, 0)):
         expr = _sdpa(1, 4, 2, 9, 9, d, ", is_causal=True, enable_gqa=True")
         module = import_program(capture_expression(expr).program).module
         lower(module, to="kernel")

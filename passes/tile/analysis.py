@@ -6,8 +6,10 @@ another pass for them.
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import FloatAttr, IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 
@@ -235,3 +237,41 @@ def chunk_loop(reduce: loop.LoopBase, chunk: int, rewriter, make_inner, part: st
         new.name_hint = old.name_hint
     rewriter.replace(reduce, outer)
     return outer, inner, index.result
+
+
+def minus_infinity(value: SSAValue) -> bool:
+    """Whether ``value`` is the constant -inf."""
+    owner = value.owner
+    return (
+        isinstance(owner, arith.ConstantOp)
+        and isinstance(owner.value, FloatAttr)
+        and owner.value.value.data == -math.inf
+    )
+
+
+def score_masks(score: SSAValue) -> list[arith.CmpiOp]:
+    """The comparisons that mask ``score`` to -inf: ``select(cond, s, -inf)`` nests."""
+    found = []
+    while isinstance(score.owner, arith.SelectOp) and minus_infinity(score.owner.rhs):
+        if isinstance(score.owner.cond.owner, arith.CmpiOp):
+            found.append(score.owner.cond.owner)
+        score = score.owner.lhs
+    return found
+
+
+def causal_walk(kernel: tile.KernelOp) -> bool:
+    """Whether ``kernel``'s top-level attention walk masks its scores by comparing the
+    key it walks with another index (a causal mask, ``key <= query``): its blocks of rows
+    then attend to different numbers of keys (``skip-masked-chunks``)."""
+    for op in kernel.body.block.ops:
+        if not isinstance(op, loop.LoopBase) or ONLINE_MAX not in op.kinds:
+            continue
+        yielded = op.body.block.last_op
+        if not isinstance(yielded, loop.YieldOp):
+            continue
+        memo: dict[SSAValue, bool] = {}
+        for mask in score_masks(yielded.operands[op.kinds.index(ONLINE_MAX)]):
+            sides = [depends_on(v, op.induction_var, memo) for v in (mask.lhs, mask.rhs)]
+            if sides.count(True) == 1:
+                return True
+    return False

@@ -49,12 +49,13 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.analysis import weighted_walk
+from deplodock.passes.tile.analysis import causal_walk, weighted_walk
 from deplodock.passes.tile.schedule.launch import (
     DEFAULT_BLOCK_THREADS,
     block_threads_for,
     rows_per_block,
 )
+from deplodock.passes.tile.schedule.reduce import walk_block_threads
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,15 @@ class PlaceFreeAxes(RewritePattern):
         packed = 0  # rows of the innermost free axis sharing a block (cooperative kernels)
         if any(binding == "thread" for _, _, binding in axes):
             placements = [Placement(e, 1) for e in free]
+            walk = weighted_walk(op)
             budget = self.block_threads or DEFAULT_BLOCK_THREADS
+            if walk and not self.block_threads:
+                threads = op.threads_per_block()
+                for extent in free:
+                    threads *= extent
+                budget = walk_block_threads(causal_walk(op), threads, DEFAULT_BLOCK_THREADS)
             room = budget // op.threads_per_block()
-            packed = rows_per_block(free[-1], room, ragged=weighted_walk(op))
+            packed = rows_per_block(free[-1], room, walk, op.threads_per_block())
             if packed > 1:
                 placements[-1] = Placement(-(-free[-1] // packed), packed)
         elif (tiled := matmul_placements(op, free)) is not None:

@@ -31,12 +31,11 @@ else is left as it was.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import affine, arith
-from xdsl.dialects.builtin import FloatAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
@@ -52,7 +51,7 @@ from xdsl.rewriter import InsertPoint
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import LinearForm, apply_op, linear_form, value_ranges
 from deplodock.dialects.combine import ONLINE_MAX
-from deplodock.passes.tile.analysis import is_chunked
+from deplodock.passes.tile.analysis import is_chunked, score_masks
 
 # key <= row + adjust, per comparison: (predicate with the key on the left, adjust)
 _KEY_LEFT = {"sle": 0, "ule": 0, "slt": -1, "ult": -1}
@@ -64,25 +63,6 @@ def _index_form(value: SSAValue) -> LinearForm | None:
     if isinstance(value.owner, arith.IndexCastOp):
         value = value.owner.input
     return linear_form(value)
-
-
-def _is_minus_infinity(value: SSAValue) -> bool:
-    owner = value.owner
-    return (
-        isinstance(owner, arith.ConstantOp)
-        and isinstance(owner.value, FloatAttr)
-        and owner.value.value.data == -math.inf
-    )
-
-
-def _masks(score: SSAValue) -> list[arith.CmpiOp]:
-    """The comparisons that mask ``score`` to -inf: ``select(cond, s, -inf)`` nests."""
-    found = []
-    while isinstance(score.owner, arith.SelectOp) and _is_minus_infinity(score.owner.rhs):
-        if isinstance(score.owner.cond.owner, arith.CmpiOp):
-            found.append(score.owner.cond.owner)
-        score = score.owner.lhs
-    return found
 
 
 def _bound(value: SSAValue, coefficient: int, low: bool) -> int | None:
@@ -106,7 +86,7 @@ def reach(
         return None
     position = walk.kinds.index(ONLINE_MAX)
     blocks = [a for a, _, b in kernel.axes if b == "block"]
-    for mask in _masks(yielded.operands[position]):
+    for mask in score_masks(yielded.operands[position]):
         name = arith.CMPI_COMPARISON_OPERATIONS[mask.predicate.value.data]
         if name in _KEY_LEFT:
             key, row, adjust = mask.lhs, mask.rhs, _KEY_LEFT[name]

@@ -5,10 +5,11 @@ keeps, per query row, the query row (D values), the running max and sum and C va
 columns: 2 + D + C registers and more, 220 at D = C = 64 on the H200, so a block of 256
 threads is all an SM holds (8 warps: too few to hide the latency of the walk's loads and
 exp). This pass deals each row's head dim out to ``U`` consecutive lanes (a new innermost
-thread axis ``%u``): lane ``u`` keeps the query's elements ``u*D/U ..`` and the value
-columns ``u*C/U ..``; each key's score is the lanes' partial dot products added across
-them (``tile.combine add .. across %u``, shuffles), so every lane has the same score,
-max and sum, and updates its own columns::
+thread axis ``%u``), four elements at a time round the lanes (``lane_element``: lane ``u``
+keeps the query's elements ``4u .. 4u+3``, ``4(u+U) ..`` and the same value columns, so
+the lanes' float4 reads of a shared key row fall in different banks); each key's score
+is the lanes' partial dot products added across them (``tile.combine add .. across %u``,
+shuffles), so every lane has the same score, max and sum, and updates its own columns::
 
     %m, %s, %a0, .., %a63 = loop.for %k = 0 to S reduce(online_max, online_sum x 65) {
       %p0 = arith.mulf %q0, %k0 ..  %qk = (tree of 64 products)
@@ -17,11 +18,11 @@ max and sum, and updates its own columns::
     loop.store (%a_j / %s), %o[.., j]        (j = 0 .. 63)
 
     %m, %s, %a0, .., %a15 = loop.for %k = 0 to S reduce(online_max, online_sum x 17) {
-      %part = (tree of the 16 products of elements 16 * %u + 0 .. 15)
+      %part = (tree of the 16 products of elements 4 * %u + 0 .. 3, 4 * %u + 16 .. 19, ..)
       %qk = tile.combine add %part across %u : f32
-      ..  loop.yield %score, %one, %v0, .., %v15      (%v_j = V[.., 16 * %u + j])
+      ..  loop.yield %score, %one, %v0, .., %v15      (%v_j = V[.., 4 * %u + e(j)])
     }
-    loop.store (%a_j / %s), %o[.., 16 * %u + j]   (j = 0 .. 15)
+    loop.store (%a_j / %s), %o[.., 4 * %u + e(j)]   (e(j) = 16 * (j / 4) + j % 4)
 
 The sum of the dot product is the same terms in another order (each lane's chains, then
 the butterfly). The row is no longer split over keys (``cooperative-reduce`` leaves a
@@ -91,11 +92,27 @@ def _last_constant(access: Operation) -> int | None:
     return None if split is None else split[1]
 
 
-def _reindexed(access: loop.LoadOp | loop.StoreOp, lane: SSAValue, base: int, index: int):
-    """``access`` with its last index's constant replaced by ``base * %u + index``."""
+VECTOR = 4  # elements a lane reads together (a float4), its share dealt out in these
+
+
+def lane_element(lanes: int, share: int, slot: int) -> tuple[int, int]:
+    """Where slot ``slot`` of a lane's ``share`` of a row lives: ``(stride, offset)``, the
+    element ``stride * %u + offset``. Runs of ``VECTOR`` elements go round the lanes (lane
+    u holds elements 4u..4u+3, then 4(u + U)..), so a warp's lanes read adjacent 16-byte
+    pieces of a shared key row, no two in one bank; a share that is no multiple of 4
+    stays one run (``share * %u + slot``)."""
+    if share % VECTOR:
+        return share, slot
+    return VECTOR, VECTOR * lanes * (slot // VECTOR) + slot % VECTOR
+
+
+def _reindexed(access: loop.LoadOp | loop.StoreOp, lane: SSAValue, place: tuple[int, int]):
+    """``access`` with its last index's constant replaced by ``stride * %u + offset``
+    (``place``, ``lane_element``'s)."""
     old = access.map.data
     dims = old.num_dims
     rest, _ = _split_last(access)  # type: ignore[misc]
+    base, index = place
     column = AffineExpr.dimension(dims) * base + index
     results = (*old.results[:-1], column if rest is None else rest + column)
     new_map = AffineMap(dims + 1, 0, results)
@@ -272,7 +289,7 @@ class SplitColumns(RewritePattern):
         for i, product in enumerate(kept):
             for operand in (product.lhs, product.rhs):
                 load = operand.owner
-                rewriter.replace_op(load, _reindexed(load, lane, per_dim, i))
+                rewriter.replace_op(load, _reindexed(load, lane, lane_element(lanes, per_dim, i)))
         partial = _chains(kept, dot.root, rewriter)
         combined = tile.CombineOp("add", partial, lane)
         combined.results[0].name_hint = dot.root.name_hint
@@ -295,14 +312,15 @@ class SplitColumns(RewritePattern):
         for j in range(per_column, columns):
             rewriter.erase_op(values[j])
         for j in range(per_column):
-            rewriter.replace_op(values[j], _reindexed(values[j], lane, per_column, j))
+            place = lane_element(lanes, per_column, j)
+            rewriter.replace_op(values[j], _reindexed(values[j], lane, place))
         # The stores of the other lanes' columns go, lane u's are reindexed.
         for j in range(columns - 1, per_column - 1, -1):
             for chained in reversed(stores[j]):
                 rewriter.erase_op(chained)
         for j in range(per_column):
             (store,) = [o for o in stores[j] if isinstance(o, loop.StoreOp)]
-            rewriter.replace_op(store, _reindexed(store, lane, per_column, j))
+            rewriter.replace_op(store, _reindexed(store, lane, lane_element(lanes, per_column, j)))
         inner = rewriter.move_region_contents_to_new_regions(walk.body)
         types = [r.type for r in walk.results[:keep]]
         new_walk = loop.ForOp(walk.lower.data, walk.upper.data, inner, walk.kinds[:keep], types)

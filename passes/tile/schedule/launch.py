@@ -20,7 +20,7 @@ def block_threads_for(parallel: int) -> int:
 MAX_RAGGED_WASTE = 8  # a ragged last block may recompute at most 1/8 of the rows
 
 
-def rows_per_block(extent: int, room: int, ragged: bool = False) -> int:
+def rows_per_block(extent: int, room: int, ragged: bool = False, row_threads: int = 0) -> int:
     """Cost function: rows of a cooperative kernel to share a block, when a row takes
     fewer threads than a block should have: the most (a power of two, at most ``room``)
     that divide the row axis, so no guard is needed (a guard around a combine's barrier
@@ -39,8 +39,10 @@ def rows_per_block(extent: int, room: int, ragged: bool = False) -> int:
     if not ragged:
         return rows
     # A block takes a warp's worth of threads at least (combines shuffle whole warps):
-    # ``room`` is a block's rows, a warp an eighth of a block.
-    fewest = max(1, room * WARP // DEFAULT_BLOCK_THREADS)
+    # the rows of ``row_threads`` threads that make a warp (without it, ``room`` is a
+    # default block's rows, a warp an eighth of them).
+    fewest = -(-WARP // row_threads) if row_threads else room * WARP // DEFAULT_BLOCK_THREADS
+    fewest = max(1, fewest)
     for candidate in (room >> k for k in range(room.bit_length())):
         if candidate <= max(rows, fewest - 1):
             break

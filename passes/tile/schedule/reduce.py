@@ -83,7 +83,8 @@ def weighted_walk_threads(rows: int, target: Target | None = None) -> int:
 COLUMN_LANES = 8  # lanes a query row's head dim is dealt out to, at most (split-walk-columns)
 MIN_LANE_DIMS = 8  # elements of the head dim a lane keeps, at least
 MIN_LANE_ROWS = 256  # fewer query rows (decode) split their keys across threads instead
-MAX_LANE_ROWS = 8192  # more rows fill the GPU split by keys, which costs fewer instructions
+MAX_LANE_ROWS = 8192  # more rows take the fewest lanes that hold a row in LANE_WORDS
+LANE_WORDS = 96  # registers a lane of many rows keeps for its row: query, sums, batch sums
 
 
 def walk_column_lanes(rows: int, dims: int, columns: int, target: Target | None = None) -> int:
@@ -99,14 +100,51 @@ def walk_column_lanes(rows: int, dims: int, columns: int, target: Target | None 
     across blocks. H200, causal GQA, head dim 64 (``docs/bench/h200-2026-12-03-s15``,
     lanes 1 / 2 / 4 / 8): 4096 rows 75 / 49 / 45 / 33 us; 8000 rows (S=1000, not
     causal) 310 / 328 / 322 / 310; 16384 rows 154 / 161 / 287 / 256; 131072 rows
-    5177 / 5438 / 10074 / 10184."""
+    5177 / 5438 / 10074 / 10184.
+
+    From ``MAX_LANE_ROWS`` rows on, the fewest lanes whose share of the query, of the
+    sums and of a batch's sums (``batch-walk-steps``: ``dims + 2 * columns`` words)
+    fits ``LANE_WORDS``: the registers of a whole row (about 250 at head dim 64, batched)
+    leave an SM 8 warps. Session 18 (``docs/bench/h200-2026-12-03-s18``, batched, the
+    lanes' elements interleaved): 16384 rows 2 lanes 100-109 us against 152 split by keys,
+    131072 rows 3548 against 3636."""
     del target
-    if not MIN_LANE_ROWS <= rows < MAX_LANE_ROWS:
+    if rows < MIN_LANE_ROWS:
         return 1
+    if rows >= MAX_LANE_ROWS:
+        lanes = 1
+        while (dims + 2 * columns) > LANE_WORDS * lanes and lanes < COLUMN_LANES:
+            lanes *= 2
+        fits = dims % lanes == 0 and columns % lanes == 0 and dims // lanes >= MIN_LANE_DIMS
+        return lanes if fits else 1
     lanes = COLUMN_LANES
     while lanes > 1 and (dims % lanes or columns % lanes or dims // lanes < MIN_LANE_DIMS):
         lanes //= 2
     return lanes
+
+
+CAUSAL_WALK_BLOCK_THREADS = 64  # a causal attention walk's blocks: many, to even out
+
+
+def walk_block_threads(
+    causal: bool, threads: int, default: int, target: Target | None = None
+) -> int:
+    """Cost function: threads a block of an attention walk's rows (``blockify-launch``),
+    the walk taking ``threads`` in all. A causal walk's blocks attend to different
+    numbers of keys (the last block of a head about all of them, the first one chunk:
+    ``skip-masked-chunks``), so small blocks, many to an SM, keep every SM busy to the
+    end: ``CAUSAL_WALK_BLOCK_THREADS``; other walks take ``default``, whose larger blocks
+    share each staged chunk among more rows; either halves (to 64) while the blocks would
+    not cover the SMs. Session 18 (H200, fp32; ``docs/bench/h200-2026-12-03-s18``, gpu4),
+    64 / 128 / 256 threads: causal TinyLlama S=512 99 / 109 / 109 us, S=128 14.6 / 16.1
+    / 15.7, Qwen S=512 268 / 267 / 281, head dim 64 S=4096 3550 / 3542 / 3750, head dim
+    128 S=2048 1898 / 1899 / 1985; Qwen S=128 (a walk over stored scores, 56 blocks of
+    256) 28.7 / 29.3 / 40.7; not causal, S=1000: 246 / 201 / 202."""
+    target = target or target_for()
+    block = CAUSAL_WALK_BLOCK_THREADS if causal else default
+    while block > CAUSAL_WALK_BLOCK_THREADS and -(-threads // block) < target.sm_count:
+        block //= 2
+    return block
 
 
 WALK_BATCH = 8  # keys an attention walk merges at once, at most (batch-walk-steps)

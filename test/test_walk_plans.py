@@ -1,0 +1,54 @@
+"""The attention walk's planning functions (``schedule.reduce``, ``schedule.launch``):
+what each decides from the shape and the target, at the edges of its rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from deplodock.passes.tile.schedule.launch import rows_per_block
+from deplodock.passes.tile.schedule.reduce import (
+    CAUSAL_WALK_BLOCK_THREADS,
+    walk_batch,
+    walk_block_threads,
+    walk_column_lanes,
+)
+from deplodock.target import target_for
+
+H200 = target_for("sm_90")
+
+
+@pytest.mark.parametrize(
+    ("trips", "batch"), [(1, 1), (2, 2), (7, 7), (9, 3), (11, 1), (16, 8), (32, 8), (12, 6)]
+)
+def test_walk_batch_is_the_largest_divisor_up_to_eight(trips: int, batch: int) -> None:
+    assert walk_batch(trips) == batch
+
+
+def test_walk_lanes_hold_a_row_in_few_registers_when_rows_are_many() -> None:
+    """Few rows (decode) split their keys; up to 8192 rows take the most lanes; more rows
+    the fewest lanes that keep a row's query, sums and batch sums within LANE_WORDS."""
+    assert walk_column_lanes(32, 64, 64) == 1
+    assert walk_column_lanes(4096, 64, 64) == 8
+    assert walk_column_lanes(16384, 64, 64) == 2
+    assert walk_column_lanes(131072, 64, 64) == 2
+    assert walk_column_lanes(16384, 128, 64) == 4
+    assert walk_column_lanes(16384, 16, 16) == 1  # a whole row fits one lane
+    assert walk_column_lanes(16384, 12, 12) == 1  # 36 words: one lane
+
+
+def test_causal_walks_take_small_blocks_and_every_walk_covers_the_sms() -> None:
+    many = 16384 * 2
+    assert walk_block_threads(True, many, 256, H200) == CAUSAL_WALK_BLOCK_THREADS
+    assert walk_block_threads(False, many, 256, H200) == 256
+    # 3584 rows of 4 threads: 56 blocks of 256 would leave SMs idle; 64 give 224
+    assert walk_block_threads(False, 3584 * 4, 256, H200) == 64
+    assert walk_block_threads(False, 3584 * 8, 256, H200) == 128  # 112 blocks of 256
+
+
+def test_ragged_rows_of_a_small_block_still_fill_a_warp() -> None:
+    """Rows of 8 threads in a block of 64 (room for 8 rows) that do not divide the row
+    axis: at least 4 rows, a warp, since the rows' combines shuffle whole warps (the
+    Qwen2.5-7B decoder layer at S=128 once made blocks of 8 threads)."""
+    assert rows_per_block(127, 8, ragged=True, row_threads=8) * 8 >= 32
+    assert rows_per_block(131, 32, ragged=True, row_threads=2) * 2 >= 32
+    assert rows_per_block(128, 8, ragged=True, row_threads=8) == 8
