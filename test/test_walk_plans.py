@@ -37,9 +37,10 @@ def test_walk_lanes_hold_a_row_in_few_registers_when_rows_are_many() -> None:
 
 
 def test_causal_walks_take_small_blocks_and_every_walk_covers_the_sms() -> None:
-    many = 16384 * 2
+    many = 131072 * 2
     assert walk_block_threads(True, many, 256, H200) == CAUSAL_WALK_BLOCK_THREADS
     assert walk_block_threads(False, many, 256, H200) == 256
+    assert walk_block_threads(False, 16384 * 2, 256, H200) == 128  # 128 blocks of 256
     # 3584 rows of 4 threads: 56 blocks of 256 would leave SMs idle; 64 give 224
     assert walk_block_threads(False, 3584 * 4, 256, H200) == 64
     assert walk_block_threads(False, 3584 * 8, 256, H200) == 128  # 112 blocks of 256
