@@ -76,6 +76,7 @@ from deplodock.dialects import tensor as ten
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, identity_attr
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import origins
+from deplodock.passes.tile.schedule.reduce import walk_column_lanes
 
 COVERS = "covers"
 """The kernel attribute listing the torch-level ops a kernel computes (merged by fuse)."""
@@ -159,8 +160,13 @@ class _Kernel:
     def block(self) -> Block:
         return self.op.body.block
 
-    def loop(self, parent: Block, extent: int, reduce: str | None = None,
-             result_type: Attribute | None = None) -> ForOp:
+    def loop(
+        self,
+        parent: Block,
+        extent: int,
+        reduce: str | None = None,
+        result_type: Attribute | None = None,
+    ) -> ForOp:
         """Append a loop (free, or reduce of ``reduce`` kind) with the next iv name."""
         if reduce is None:
             loop = ForOp(0, extent)
@@ -282,12 +288,19 @@ MAX_VALUE_COLUMNS = 64
 """The most value columns one ``ten.softmax_sum`` row accumulates in one walk of its row."""
 
 
-def value_columns(columns: int, most: int = MAX_VALUE_COLUMNS) -> int:
+def value_columns(columns: int, most: int = MAX_VALUE_COLUMNS, rows: int = 0) -> int:
     """How many of a ``ten.softmax_sum``'s value columns one walk over a row accumulates:
-    the largest divisor of ``columns`` up to ``most``. Each walk computes the row's
-    weights again, so fewer walks save work (attention's scores: head dims of 64 and 128
-    are one walk); each column is an accumulator a thread keeps, so ``most`` bounds the
-    registers (a head dim of 1024 is 8 walks of 128)."""
+    the largest divisor of ``columns`` up to ``most`` a thread. Each walk computes the
+    row's weights again, and the walks after the first read the scores stored (a head dim
+    of 128 in two walks of 64 is a scores kernel, then the walks), so fewer walks save
+    work; each column is an accumulator a thread keeps, so ``most`` bounds the registers.
+    With ``rows`` (the walks' rows) a walk may take as many more columns as the lanes
+    ``split-walk-columns`` will deal a row's head dim out to (``walk_column_lanes``, the
+    head dim taken as ``columns``): a head dim of 128 over 16384 rows is one walk of 4
+    lanes, 32 columns a lane, the scores never stored (session 18, H200: Qwen's S=512
+    attention ... us instead of 281); a decode step's few rows keep 64 a walk."""
+    if rows:
+        most *= walk_column_lanes(rows, columns, columns)
     return max(d for d in range(1, min(columns, most) + 1) if columns % d == 0)
 
 
@@ -308,7 +321,11 @@ class LiftSoftmaxSum(RewritePattern):
         )
         shape = _shape(op.values)
         dim, columns = op.reduced_dim, shape[-1]
-        width = value_columns(columns)
+        rows = 1
+        for i, n in enumerate(shape[:-1]):
+            if i != dim:
+                rows *= n
+        width = value_columns(columns, rows=rows)
         # The walks over blocks of columns outermost: the rows stay the innermost axes, so
         # the tile level sees a row reduction (a block axis innermost reads like columns).
         parent, block_iv = k.block, None
