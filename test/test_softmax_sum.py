@@ -148,6 +148,32 @@ def test_value_columns(columns: int, walk: int) -> None:
     assert value_columns(columns) == walk
 
 
+@pytest.mark.parametrize(
+    ("columns", "rows", "walk"),
+    [(128, 16384, 128), (128, 4096, 128), (128, 32, 64), (1024, 16384, 64), (64, 1, 64)],
+)
+def test_value_columns_count_the_lanes_a_row_will_have(columns: int, rows: int, walk: int) -> None:
+    """A walk over many rows takes ``walk_column_lanes`` times more columns (a head dim of
+    128: one walk of 4 or 8 lanes, the scores never stored); a decode step's few rows keep
+    64 columns a walk (its keys are split across threads, each keeping whole rows), and
+    so does a head dim of 1024 (8 lanes would each keep 128 of the query row)."""
+    assert value_columns(columns, rows=rows) == walk
+
+
+def test_head_dim_128_is_one_kernel_with_the_scores_never_stored() -> None:
+    """Qwen's head dim (128) over 512 query rows is one walk: one kernel reading q, k and
+    v, and the interpreters (SIMT, race checker) give PyTorch's answer."""
+    expr = _sdpa(1, 4, 2, 128, 128, 128, ", is_causal=True, enable_gqa=True")
+    captured = capture_expression(expr)
+    imported = import_program(captured.program)
+    lower(imported.module, to="kernel")
+    kernels = [o for o in imported.module.walk() if isinstance(o, kernel.KernelOp)]
+    assert [k.sym_name.data for k in kernels] == ["k_scaled_dot_product_attention"]
+    args, _, reference = fresh_inputs(captured, imported.func, 23, device="cpu")
+    want = [w.numpy() for w in reference()]
+    _close(run_forward(imported.module, [a.numpy() for a in args]), want)
+
+
 def test_softmax_sum_round_trips_and_verifies() -> None:
     from xdsl.parser import Parser
     from xdsl.utils.exceptions import VerifyException

@@ -298,9 +298,11 @@ def value_columns(columns: int, most: int = MAX_VALUE_COLUMNS, rows: int = 0) ->
     ``split-walk-columns`` will deal a row's head dim out to (``walk_column_lanes``, the
     head dim taken as ``columns``): a head dim of 128 over 16384 rows is one walk of 4
     lanes, 32 columns a lane, the scores never stored (session 18, H200: Qwen's S=512
-    attention ... us instead of 281); a decode step's few rows keep 64 a walk."""
-    if rows:
-        most *= walk_column_lanes(rows, columns, columns)
+    attention 206 us instead of 281); a decode step's few rows keep 64 a walk, and so
+    does a head dim whose lanes' shares would pass ``most`` (1024: 128 a lane)."""
+    lanes = walk_column_lanes(rows, columns, columns) if rows else 1
+    if columns <= most * lanes:  # each lane's share of the query row as short as a walk's
+        most *= lanes
     return max(d for d in range(1, min(columns, most) + 1) if columns % d == 0)
 
 
