@@ -266,8 +266,8 @@ def _changed(got: Stages, pass_name: str) -> bool:
 
 # Passes no matmul program here changes: they lower reductions and elementwise kernels,
 # and their meaning is tested on those (test_simt_interpreters.py, test_vectorize.py,
-# test_reduction_layouts.py; attention's chunk-walk, skip-masked-chunks and
-# split-walk-columns: test_softmax_sum.py).
+# test_reduction_layouts.py; attention's chunk-walk, skip-masked-chunks,
+# split-walk-columns and batch-walk-steps: test_softmax_sum.py).
 NOT_FOR_MATMULS = frozenset(
     {
         "collapse-reduce",
@@ -277,6 +277,7 @@ NOT_FOR_MATMULS = frozenset(
         "chunk-walk",
         "skip-masked-chunks",
         "split-walk-columns",
+        "batch-walk-steps",
     }
 )
 

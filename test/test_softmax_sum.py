@@ -278,13 +278,13 @@ def test_unroll_dots_leaves_other_programs() -> None:
 
 def test_rows_are_read_sixteen_bytes_at_a_time() -> None:
     """The emitter reads a key's and a value's row of 64 floats as 16 float4 loads each
-    (``emit.packed_loads``), the query row too, and NVRTC accepts it: 16 for the query
-    and 32 for each of the 3 keys of a batch (``batch-walk-steps``: 9 keys, 3 batches);
-    a row of 6 floats (rows 24 bytes apart, not 16-byte aligned) stays scalar."""
+    (``emit.packed_loads``), the query row too, and NVRTC accepts it (a whole row of 64
+    sums a thread: not batched, ``walk_batch``); a row of 6 floats (rows 24 bytes apart,
+    not 16-byte aligned) stays scalar."""
     from deplodock.backends.cuda.emit import emit_cuda
     from deplodock.backends.cuda.nvrtc import compile_cuda
 
-    for d, packs in ((64, 16 + 3 * 32), (6, 0)):
+    for d, packs in ((64, 48), (6, 0)):
         expr = _sdpa(1, 4, 2, 9, 9, d, ", is_causal=True, enable_gqa=True")
         module = import_program(capture_expression(expr).program).module
         lower(module, to="kernel")
@@ -298,7 +298,7 @@ def test_rows_are_read_sixteen_bytes_at_a_time() -> None:
 CHUNKED = {
     # 64-key chunks: 96 keys end with a short chunk (its steps past the end add nothing).
     "causal_gqa_ragged": _sdpa(1, 4, 2, 96, 96, 64, ", is_causal=True, enable_gqa=True"),
-    "cross_ragged": _sdpa(1, 2, 2, 64, 100, 32),
+    "cross_ragged": _sdpa(1, 8, 8, 64, 100, 32),
     "two_walks": _sdpa(1, 4, 4, 128, 128, 128, ", is_causal=True"),  # V staged, scores read
 }
 
@@ -362,18 +362,22 @@ def test_chunk_walk_preserves_meaning(name: str) -> None:
 
 
 def test_chunked_walk_reads_shared_rows_sixteen_bytes_at_a_time() -> None:
-    """A chunk's key and value rows are read from shared memory as float4s (a lane's 8
-    floats of a key's 64: 2 each, ``split-walk-columns`` with 8 lanes), and NVRTC
-    accepts the kernel."""
+    """A chunk's key and value rows are read from shared memory as float4s only (a
+    lane's 8 floats of a key's 64: 2 each, ``split-walk-columns`` with 8 lanes, for each
+    key of a batch), the lanes' pieces round the lanes (``u * 4``), and NVRTC accepts the
+    kernel."""
     from deplodock.backends.cuda.emit import emit_cuda
     from deplodock.backends.cuda.nvrtc import compile_cuda
 
     module = import_program(capture_expression(CHUNKED["causal_gqa_ragged"]).program).module
     lower(module, to="kernel")
     source = emit_cuda(module)
-    wide = [line for line in source.splitlines() if "float4*>(&x1_smem[" in line]
-    assert len(wide) == 2, len(wide)
-    assert sum("float4*>(&x2_smem[" in line for line in source.splitlines()) == 2
+    for slab in ("x1_smem[", "x2_smem["):
+        lines = source.splitlines()
+        reads = [line for line in lines if f"&{slab}buf" in line and "cp.async" not in line]
+        wide = [line for line in reads if "float4*>(&" in line]
+        assert wide and len(wide) == len(reads) and len(wide) % 2 == 0, reads
+        assert all("u * 4" in line for line in wide)
     compile_cuda(source, arch="sm_90")
 
 

@@ -24,6 +24,13 @@ def test_walk_batch_is_the_largest_divisor_up_to_eight(trips: int, batch: int) -
     assert walk_batch(trips) == batch
 
 
+def test_walks_keeping_many_sums_a_thread_are_not_batched() -> None:
+    """A batch keeps its own sums beside the running ones: a lane's 32 columns (2 + 32
+    sums) are batched, a whole row of 64 on one thread is not (it spilled)."""
+    assert walk_batch(32, 2 + 32) == 8
+    assert walk_batch(32, 2 + 64) == 1
+
+
 def test_walk_lanes_hold_a_row_in_few_registers_when_rows_are_many() -> None:
     """Few rows (decode) split their keys; up to 8192 rows take the most lanes; more rows
     the fewest lanes that keep a row's query, sums and batch sums within LANE_WORDS."""

@@ -40,7 +40,8 @@ Which loops: the innermost reduce loop of a walk keeping an online group of many
 would only gain exps), with no ``below`` limit or vector width, whose every thread runs
 the same number of steps (a ``loop.for``, or a ``tile.strided_for`` from a thread index
 below its step over a multiple of the step). ``walk_batch`` (``schedule.reduce``) picks
-``B`` from that count; ``batch`` overrides it (1 turns the pass off).
+``B`` from that count and the sums a thread keeps (a row's lanes' share: a batch's sums
+double them); ``batch`` overrides it (1 turns the pass off).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ class BatchWalk(RewritePattern):
             trips = batchable(walk)
             if trips is None:
                 continue
-            batch = self.batch or walk_batch(trips)
+            batch = self.batch or walk_batch(trips, len(walk.kinds))
             if batch > 1 and trips % batch == 0:
                 rewriter.replace_op(walk, _batched(walk, trips, batch))
 

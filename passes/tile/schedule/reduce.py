@@ -148,15 +148,22 @@ def walk_block_threads(
 
 
 WALK_BATCH = 8  # keys an attention walk merges at once, at most (batch-walk-steps)
+MAX_BATCHED_SUMS = 2 + 32  # a walk keeping more sums a thread is left one key a step
 
 
-def walk_batch(trips: int) -> int:
+def walk_batch(trips: int, sums: int = 0) -> int:
     """Cost function: keys a batch of an attention walk's innermost loop whose threads
-    each run ``trips`` steps (``batch-walk-steps``): the largest divisor of ``trips`` up to
-    ``WALK_BATCH`` (1: leave it). A batch holds its scores in registers, one each; the
-    hand-written probe of session 18 (``docs/bench/h200-2026-12-03-s18/flash_probe.py``,
-    H200, causal GQA, one row a thread, head dim over 2 lanes) ran 8 keys a rescale in
-    90 us at TinyLlama's S=512, 4 in 120 us (4 rows a thread) and 1 in 201 us."""
+    each run ``trips`` steps and keep ``sums`` accumulators (``batch-walk-steps``): the
+    largest divisor of ``trips`` up to ``WALK_BATCH``; 1 (leave it) when the walk keeps
+    more than ``MAX_BATCHED_SUMS``, since a batch keeps its own sums beside the running
+    ones (a whole row of 64 value columns on one thread, batched, spilled in Qwen's
+    decoder layer: 255 registers; decode's 64 a thread ran 2% slower batched). A batch
+    holds its scores in registers, one each; the hand-written probe of session 18
+    (``docs/bench/h200-2026-12-03-s18/flash_probe.py``, H200, causal GQA, one row a
+    thread, head dim over 2 lanes) ran 8 keys a rescale in 90 us at TinyLlama's S=512, 4
+    in 120 us (4 rows a thread) and 1 in 201 us."""
+    if sums > MAX_BATCHED_SUMS:
+        return 1
     for batch in range(min(WALK_BATCH, trips), 1, -1):
         if trips % batch == 0:
             return batch
