@@ -98,15 +98,19 @@ def batchable(walk: Operation) -> int | None:
 
 
 def _slice(values: list[SSAValue], block: Block) -> set[Operation]:
-    """The ops of ``block`` that ``values`` are computed from (within the block)."""
+    """The ops of ``block`` that ``values`` are computed from (within the block; an op
+    with regions depends on what its nested ops read too)."""
     found: set[Operation] = set()
     todo = [v.owner for v in values if isinstance(v.owner, Operation)]
     while todo:
         op = todo.pop()
-        if op in found or op.parent_block() is not block:
+        while op is not None and op.parent_block() is not block:
+            op = op.parent_op()  # a value of a nested op: its ancestor in the block
+        if op is None or op in found:
             continue
         found.add(op)
-        todo += [o.owner for o in op.operands if isinstance(o.owner, Operation)]
+        reads = [o for inner in op.walk() for o in inner.operands]
+        todo += [o.owner for o in reads if isinstance(o.owner, Operation)]
     return found
 
 
