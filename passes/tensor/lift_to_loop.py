@@ -285,7 +285,8 @@ class LiftReduce(RewritePattern):
 
 
 MAX_VALUE_COLUMNS = 64
-"""The most value columns one ``ten.softmax_sum`` row accumulates in one walk of its row."""
+"""The most value columns a thread of a ``ten.softmax_sum`` walk accumulates (a row's
+walk holds that many times its lanes: ``value_columns``)."""
 
 
 def value_columns(columns: int, most: int = MAX_VALUE_COLUMNS, rows: int = 0) -> int:
