@@ -495,10 +495,8 @@ def test_split_walk_columns_leaves_decode_and_narrow_heads() -> None:
 
 BATCHED = {
     "causal_gqa_ragged": CHUNKED["causal_gqa_ragged"],  # the last chunk short, causal skips
-    "cross_ragged": _sdpa(1, 8, 8, 64, 100, 32),  # 100 keys: chunks of 64, the second ragged
-    "prime_keys": _sdpa(1, 8, 8, 200, 131, 32),  # 131 keys, 200 queries: ragged row blocks
+    "prime_keys": _sdpa(1, 8, 8, 200, 131, 32),  # 131 keys, ragged row blocks, 4 lanes
     "two_walks": CHUNKED["two_walks"],  # head dim 128: the scores stored, two walks of 64
-    "lanes": SPLIT["causal_gqa"],  # the head dim dealt out to lanes: a combine a key
     "masked_rows": SPLIT["masked_rows"],  # rows of -inf scores only: safe softmax's 0
     "one_query": _sdpa(1, 4, 4, 1, 1024, 32),  # decode: the keys split across threads
 }
