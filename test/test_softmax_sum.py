@@ -299,7 +299,8 @@ CHUNKED = {
     # 64-key chunks: 96 keys end with a short chunk (its steps past the end add nothing).
     "causal_gqa_ragged": _sdpa(1, 4, 2, 96, 96, 64, ", is_causal=True, enable_gqa=True"),
     "cross_ragged": _sdpa(1, 8, 8, 64, 100, 32),
-    "two_walks": _sdpa(1, 4, 4, 128, 128, 128, ", is_causal=True"),  # V staged, scores read
+    # head dim 128 over 512 rows: one walk of 8 lanes since session 18 (was two walks)
+    "two_walks": _sdpa(1, 4, 4, 128, 128, 128, ", is_causal=True"),
 }
 
 
@@ -496,7 +497,7 @@ def test_split_walk_columns_leaves_decode_and_narrow_heads() -> None:
 BATCHED = {
     "causal_gqa_ragged": CHUNKED["causal_gqa_ragged"],  # the last chunk short, causal skips
     "prime_keys": _sdpa(1, 8, 8, 200, 131, 32),  # 131 keys, ragged row blocks, 4 lanes
-    "two_walks": CHUNKED["two_walks"],  # head dim 128: the scores stored, two walks of 64
+    "two_walks": CHUNKED["two_walks"],  # head dim 128: one walk of 128 columns on 8 lanes
     "masked_rows": SPLIT["masked_rows"],  # rows of -inf scores only: safe softmax's 0
     "one_query": _sdpa(1, 4, 4, 1, 1024, 32),  # decode: the keys split across threads
 }
