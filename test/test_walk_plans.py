@@ -60,3 +60,23 @@ def test_ragged_rows_of_a_small_block_still_fill_a_warp() -> None:
     assert rows_per_block(127, 8, ragged=True, row_threads=8) * 8 >= 32
     assert rows_per_block(131, 32, ragged=True, row_threads=2) * 2 >= 32
     assert rows_per_block(128, 8, ragged=True, row_threads=8) == 8
+
+
+def test_causal_walks_are_told_from_ragged_ends() -> None:
+    """``analysis.causal_walk``: a causal mask compares the walked key with the query's
+    index (a kernel axis); a walk without one, or masked only against a constant, is not
+    causal."""
+    from deplodock.dialects import tile
+    from deplodock.frontends.export import import_program
+    from deplodock.frontends.expression import capture_expression
+    from deplodock.passes.tile.analysis import causal_walk
+    from deplodock.pipeline import lower
+
+    sdpa = "torch.nn.functional.scaled_dot_product_attention"
+    qkv = "torch.randn(1,2,40,16), torch.randn(1,2,40,16), torch.randn(1,2,40,16)"
+    for extra, causal in ((", is_causal=True", True), ("", False)):
+        expr = f"{sdpa}({qkv}{extra})"
+        module = import_program(capture_expression(expr).program).module
+        lower(module, to="tile", until="blockify-launch")
+        (walk,) = [k for k in module.walk() if isinstance(k, tile.KernelOp)]
+        assert causal_walk(walk) is causal

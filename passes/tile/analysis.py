@@ -261,8 +261,9 @@ def score_masks(score: SSAValue) -> list[arith.CmpiOp]:
 
 def causal_walk(kernel: tile.KernelOp) -> bool:
     """Whether ``kernel``'s top-level attention walk masks its scores by comparing the
-    key it walks with another index (a causal mask, ``key <= query``): its blocks of rows
-    then attend to different numbers of keys (``skip-masked-chunks``)."""
+    key it walks with an index of the kernel's axes (a causal mask, ``key <= query``; not
+    a ragged end's ``key < 100``): its blocks of rows then attend to different numbers of
+    keys (``skip-masked-chunks``)."""
     for op in kernel.body.block.ops:
         if not isinstance(op, loop.LoopBase) or ONLINE_MAX not in op.kinds:
             continue
@@ -272,6 +273,9 @@ def causal_walk(kernel: tile.KernelOp) -> bool:
         memo: dict[SSAValue, bool] = {}
         for mask in score_masks(yielded.operands[op.kinds.index(ONLINE_MAX)]):
             sides = [depends_on(v, op.induction_var, memo) for v in (mask.lhs, mask.rhs)]
-            if sides.count(True) == 1:
+            if sides.count(True) != 1:
+                continue
+            other = mask.rhs if sides[0] else mask.lhs
+            if axes_used(other, kernel):
                 return True
     return False
