@@ -42,6 +42,7 @@ resolved to their overload and line (``deplodock.kernel_stats``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -324,18 +325,15 @@ class LiftSoftmaxSum(RewritePattern):
         )
         shape = _shape(op.values)
         dim, columns = op.reduced_dim, shape[-1]
-        rows = 1
-        for i, n in enumerate(shape[:-1]):
-            if i != dim:
-                rows *= n
-        width = value_columns(columns, rows=rows)
+        row_extents = [n for i, n in enumerate(shape[:-1]) if i != dim]
+        width = value_columns(columns, rows=math.prod(row_extents))
         # The walks over blocks of columns outermost: the rows stay the innermost axes, so
         # the tile level sees a row reduction (a block axis innermost reads like columns).
         parent, block_iv = k.block, None
         if columns > width:
             block_loop = k.loop(parent, columns // width)
             parent, block_iv = block_loop.body.block, block_loop.induction_var
-        body, kept = k.free_nest([n for i, n in enumerate(shape[:-1]) if i != dim], parent)
+        body, kept = k.free_nest(row_extents, parent)
         element = op.result.type.element_type  # type: ignore[union-attr]
         kinds = [ONLINE_MAX] + [ONLINE_SUM] * (1 + width)
         row = ForOp(0, shape[dim], reduce=kinds, result_types=[element] * len(kinds))

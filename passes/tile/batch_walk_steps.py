@@ -173,7 +173,7 @@ def _batched(walk: loop.ForOp | tile.StridedForOp, trips: int, batch: int) -> lo
             if child.results and child.results[0] in shared:
                 mapping.update({r: shared[r] for r in child.results})
                 return
-            new = child.clone({**shared, **mapping})
+            new = child.clone(mapping)
             body.add_op(new)
             shared.update(zip(child.results, new.results, strict=True))
             mapping.update(zip(child.results, new.results, strict=True))
@@ -221,7 +221,7 @@ def _batched(walk: loop.ForOp | tile.StridedForOp, trips: int, batch: int) -> lo
             if child not in scores:
                 clone(child, i)
         for k, kind in enumerate(kinds):
-            if kinds[k] == ONLINE_MAX:
+            if kind == ONLINE_MAX:
                 continue
             value = maps[i].get(yielded[k], yielded[k])
             if k in head_of:

@@ -29,6 +29,7 @@ to at most 1024 (the tile.kernel verifier holds that).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -128,9 +129,7 @@ class PlaceFreeAxes(RewritePattern):
             walk = weighted_walk(op)
             budget = self.block_threads or DEFAULT_BLOCK_THREADS
             if walk and not self.block_threads:
-                threads = op.threads_per_block()
-                for extent in free:
-                    threads *= extent
+                threads = op.threads_per_block() * math.prod(free)
                 budget = walk_block_threads(causal_walk(op), threads, DEFAULT_BLOCK_THREADS)
             room = budget // op.threads_per_block()
             packed = rows_per_block(free[-1], room, walk, op.threads_per_block())
