@@ -172,6 +172,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 0 rather than 2 when there is no GPU (compile only)",
     )
+    parser.add_argument(
+        "--kernels",
+        action="store_true",
+        help="also profile each timed candidate kernel by kernel (torch.profiler: "
+        "launches and GPU µs a call) and list its slowest kernels in the report",
+    )
 
 
 # ------------------------------------------------------------------- results
@@ -199,6 +205,7 @@ class CaseResult:
     rounds: int | None = None  # the rounds and calls per graph it was timed with
     calls: int | None = None
     notes: list[str] = field(default_factory=list)
+    profiles: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # --kernels
 
     @classmethod
     def of(cls, case: Case) -> CaseResult:
@@ -441,6 +448,17 @@ def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
         lines += ["", "## Failures", ""]
         for r in failed:
             lines.append(f"- `{r.name}`: {r.status}: {_one_line(r.error)}")
+    profiled = [r for r in results if r.profiles]
+    if profiled:
+        from deplodock.bench.profile import kernel_table
+
+        lines += ["", "## Kernels", ""]
+        lines.append(
+            "Per case, each candidate's slowest kernels (`--kernels`: torch.profiler, the "
+            "mean of 3 calls; GPU time without launch gaps, so a sum can be below the median)."
+        )
+        for r in profiled:
+            lines += ["", f"### `{r.name}`", *kernel_table(r.profiles)]
     noted = [r for r in results if r.notes]
     if noted:
         lines += ["", "## Notes", ""]
@@ -727,6 +745,12 @@ def _measure_case(captured, program, result: CaseResult, args) -> None:
                 f"{estimates[slowest]:.0f} µs a call for {slowest}; --budget {args.budget:g} s)"
             )
         timings = time_graphs(candidates, rounds=rounds, calls=calls)
+        if getattr(args, "kernels", False):
+            from deplodock.bench.profile import kernel_times
+
+            result.profiles = {
+                name: [k.as_dict() for k in kernel_times(fn)] for name, fn in candidates.items()
+            }
     result.rounds, result.calls = rounds, calls
     result.timings = {name: list(t.rounds_us) for name, t in timings.items()}
     result.status = "ok"

@@ -251,8 +251,25 @@ def expr_range(
     if expr.kind == AffineBinaryOpKind.Mod:
         if lhs[0] >= 0 and lhs[1] < c:
             return lhs
-        return (0, c - 1)
+        return (0, c - math.gcd(expr_multiple(expr.lhs), c))
     return None
+
+
+def expr_multiple(expr: AffineExpr) -> int:
+    """A number that divides ``expr`` for every value of its dims (1 when nothing is
+    known; 0 for the constant 0, which every number divides): ``(d0 * 256 + d1 * 16)
+    mod 64`` is a multiple of 16, so at most 48."""
+    if isinstance(expr, AffineConstantExpr):
+        return abs(expr.value)
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return 1
+    if expr.kind == AffineBinaryOpKind.Add:
+        return math.gcd(expr_multiple(expr.lhs), expr_multiple(expr.rhs))
+    if expr.kind == AffineBinaryOpKind.Mul:
+        return expr_multiple(expr.lhs) * expr_multiple(expr.rhs)
+    if expr.kind == AffineBinaryOpKind.Mod and isinstance(expr.rhs, AffineConstantExpr):
+        return math.gcd(expr_multiple(expr.lhs), expr.rhs.value)
+    return 1
 
 
 def check_in_bounds(

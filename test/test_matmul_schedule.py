@@ -203,6 +203,15 @@ CORPUS = {
         {"register-tile": TILE_64X64},
         schedule="tma",
     ),
+    # attention's output read by its projection: x[h, s, d] as [s, h * d]; K chunks of 16
+    # lie in one head (d = 16), so the chunk is staged like any x (its origin's head is
+    # k floordiv 16)
+    "heads_as_columns": Program(
+        "torch.nn.functional.linear(torch.randn(1,8,32,16).transpose(1,2).reshape(1,32,128),"
+        " torch.randn(64,128))",
+        (4, 4),
+        2,
+    ),
     "seed_prologue": Program(
         "torch.relu(torch.matmul(torch.randn(64,128) + torch.randn(128), torch.randn(128,64)))",
         (4, 4),
@@ -733,3 +742,31 @@ def test_race_checker_catches_a_missing_refill_barrier() -> None:
     broken = text[:barrier] + text[barrier + len("kernel.barrier") :]
     with pytest.raises(SharedMemoryRace, match="race"):
         run_forward(_parse(broken), got.inputs, blocks=[0])
+
+
+def test_a_chunk_straddling_two_heads_stays_in_global_memory() -> None:
+    """Heads of 12 read as columns: a K chunk of 16 holds parts of two heads, its
+    ``k floordiv 12`` is not one value over the chunk, so only w is staged (heads of 16:
+    ``heads_as_columns`` above, both staged)."""
+    captured = capture_expression(
+        "torch.nn.functional.linear(torch.randn(1,8,32,12).transpose(1,2).reshape(1,32,96),"
+        " torch.randn(64,96))"
+    )
+    module = lower(import_program(captured.program).module, to="tile")
+    staged = [op.source.name_hint for op in module.walk() if isinstance(op, tile.StageOp)]
+    assert staged == ["x1_b"]
+
+
+def test_a_mod_of_multiples_is_bounded_by_their_step() -> None:
+    """``(16 * d0 + 256 * d1) mod 64`` is a multiple of 16: at most 48, so a box of 16
+    from it stays inside 64 (the tile.stage verifier's range)."""
+    from xdsl.ir.affine import AffineExpr
+
+    from deplodock.dialects.affine_syntax import expr_multiple, expr_range
+
+    d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
+    expr = (d0 * 16 + d1 * 256) % 64
+    assert expr_multiple(d0 * 16 + d1 * 256) == 16
+    assert expr_range(expr, [(0, 100), (0, 7)]) == (0, 48)
+    assert expr_range((d0 * 16 + 4) % 64, [(0, 100)]) == (0, 60)  # 4 + 16k: a multiple of 4
+    assert expr_range((d0 * 16 + 1) % 64, [(0, 100)]) == (0, 63)
