@@ -749,7 +749,7 @@ def _measure_case(captured, program, result: CaseResult, args) -> None:
             from deplodock.bench.profile import kernel_times
 
             result.profiles = {
-                name: [k.as_dict() for k in kernel_times(fn)] for name, fn in candidates.items()
+                name: [asdict(k) for k in kernel_times(fn)] for name, fn in candidates.items()
             }
     result.rounds, result.calls = rounds, calls
     result.timings = {name: list(t.rounds_us) for name, t in timings.items()}

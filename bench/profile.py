@@ -23,9 +23,6 @@ class KernelTime:
     launches: float  # per call
     us: float  # GPU time per call, all its launches
 
-    def as_dict(self) -> dict:
-        return {"name": self.name, "launches": self.launches, "us": self.us}
-
 
 def kernel_times(fn: Callable[[], object], calls: int = 3) -> list[KernelTime]:
     """Each kernel ``fn`` launches, with its launches and GPU µs per call (the mean of

@@ -35,7 +35,7 @@ slab is shared by the threads along it) and the kernel's slabs fit ``max_bytes``
 
 from __future__ import annotations
 
-from math import gcd
+import math
 
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
@@ -53,6 +53,7 @@ from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import (
     LinearForm,
     expr_linear_form,
+    expr_multiple,
     expr_range,
     linear_expr,
     linear_form,
@@ -133,11 +134,11 @@ def _aligned_split(
     if any(v not in local_values for v in inner[0]):
         return None
     divisor = expr.rhs.value
-    step = gcd(divisor, *outer[0].values())
+    base = linear_expr(outer, uniform_values)
+    step = math.gcd(divisor, expr_multiple(base))
     bounds = expr_range(linear_expr(inner, local_values), value_ranges(local_values))
     if bounds is None or bounds[0] < 0 or bounds[1] >= step:
         return None
-    base = linear_expr(outer, uniform_values)
     if expr.kind == AffineBinaryOpKind.FloorDiv:
         return base // divisor, ({}, 0)
     return base % divisor, inner
@@ -199,10 +200,10 @@ class StageKChunks(RewritePattern):
                     if origin is not None:
                         dims.append((origin, ({}, 0)))
                         continue
-                    mixed = _aligned_split(expr, forms, uniform, uniform_values, local_values)
-                    if mixed is None:
+                    aligned = _aligned_split(expr, forms, uniform, uniform_values, local_values)
+                    if aligned is None:
                         return 0
-                    dims.append(mixed)
+                    dims.append(aligned)
                     continue
                 if any(v not in uniform and v not in local_values for v in form[0]):
                     return 0
