@@ -222,6 +222,33 @@ def _value_range(value: SSAValue) -> tuple[int, int] | None:
     return query(value) if query is not None else None
 
 
+_ALWAYS = {
+    "eq": lambda a, b: a[0] == a[1] == b[0] == b[1],
+    "ne": lambda a, b: a[1] < b[0] or b[1] < a[0],
+    "slt": lambda a, b: a[1] < b[0],
+    "sle": lambda a, b: a[1] <= b[0],
+    "sgt": lambda a, b: a[0] > b[1],
+    "sge": lambda a, b: a[0] >= b[1],
+}
+_NEGATION = {"eq": "ne", "ne": "eq", "slt": "sge", "sle": "sgt", "sgt": "sle", "sge": "slt"}
+_UNSIGNED = {"ult": "slt", "ule": "sle", "ugt": "sgt", "uge": "sge"}
+
+
+def compare_ranges(predicate: str, lhs: tuple[int, int], rhs: tuple[int, int]) -> bool | None:
+    """The value of ``a <predicate> b`` (an ``arith.cmpi`` predicate's name) for every
+    ``a`` in ``lhs`` and ``b`` in ``rhs`` (inclusive ranges), or None when it depends on
+    which. Unsigned predicates are decided only on non-negative ranges."""
+    if predicate in _UNSIGNED:
+        if min(lhs[0], rhs[0]) < 0:
+            return None
+        predicate = _UNSIGNED[predicate]
+    if _ALWAYS[predicate](lhs, rhs):
+        return True
+    if _ALWAYS[_NEGATION[predicate]](lhs, rhs):
+        return False
+    return None
+
+
 def expr_range(
     expr: AffineExpr, ranges: Sequence[tuple[int, int] | None]
 ) -> tuple[int, int] | None:

@@ -27,6 +27,7 @@ PIPELINE: tuple[tuple[str, int, str, str], ...] = (
     ("tensor", 2, "softmax-sum", "deplodock.passes.tensor.softmax_sum:SoftmaxSum"),
     ("loop", 1, "lift-to-loop", "deplodock.passes.tensor.lift_to_loop:LiftToLoop"),
     ("loop", 2, "fuse", "deplodock.passes.loop.fuse:Fuse"),
+    ("loop", 5, "fold-integers", "deplodock.passes.loop.fold_integers:FoldIntegers"),
     ("loop", 3, "online-softmax", "deplodock.passes.loop.online_softmax:OnlineSoftmax"),
     ("loop", 4, "unroll-dots", "deplodock.passes.loop.unroll_dots:UnrollDots"),
     ("tile", 1, "tileify", "deplodock.passes.tile.tileify:Tileify"),

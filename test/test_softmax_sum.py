@@ -319,12 +319,13 @@ def _tile_kernels_with_chunked_walks(module: ModuleOp) -> int:
     )
 
 
-def _around_pass(expr: str, name: str, configured, measure, before, after, seed: int):
-    """Lower ``expr`` to the tile level up to pass ``name``; the tile interpreter must give
-    PyTorch's answer before and after ``configured`` runs, ``measure(module)`` must go from
-    ``before`` to ``after`` (the pass changed the program); then the whole pipeline at the
-    kernel level must (SIMT, race checker on). Returns the kernel-level module."""
-    captured = capture_expression(expr)
+def _around_pass(expr, name: str, configured, measure, before, after, seed: int):
+    """Lower ``expr`` (an expression, or a captured program: ``_captured``) to the tile
+    level up to pass ``name``; the tile interpreter must give PyTorch's answer before and
+    after ``configured`` runs, ``measure(module)`` must go from ``before`` to ``after``
+    (the pass changed the program); then the whole pipeline at the kernel level must
+    (SIMT, race checker on). Returns the kernel-level module."""
+    captured = capture_expression(expr) if isinstance(expr, str) else expr
     imported = import_program(captured.program)
     module = lower(imported.module, to="tile", until=name)
     args, _, reference = fresh_inputs(captured, imported.func, seed, device="cpu")
@@ -360,6 +361,25 @@ def test_chunk_walk_preserves_meaning(name: str) -> None:
     shared = [o for o in walk.walk() if isinstance(o, kernel.SharedOp)]
     staged = [o for o in walk.walk() if isinstance(o, kernel.CpAsyncOp)]
     assert shared and staged, "the chunks are not staged in shared memory"
+
+
+def test_value_rows_read_across_heads_are_staged() -> None:
+    """A decoder layer's values come straight from the projection's output, heads as
+    columns: ``v[k, (h floordiv 8) * 32 + j]``, a block-uniform head and a lane's column
+    (``stage_k_chunks._mixed_split``). ``stage-inputs`` stages their chunks with the keys',
+    and the interpreters give PyTorch's answer before, after and at the kernel level."""
+    from deplodock.dialects import tile
+    from deplodock.passes.tile.stage_inputs import StageInputs
+
+    expr = (
+        f"{SDPA}(torch.randn(1,16,96,32), torch.randn(1,2,96,32), "
+        "torch.randn(1,96,64).view(1,96,2,32).transpose(1,2), is_causal=True, enable_gqa=True)"
+    )
+
+    def staged(module: ModuleOp) -> list[str]:
+        return sorted(o.source.name_hint for o in module.walk() if isinstance(o, tile.StageOp))
+
+    _around_pass(expr, "stage-inputs", StageInputs(), staged, [], ["x1_b", "x2_b"], 3)
 
 
 def test_chunked_walk_reads_shared_rows_sixteen_bytes_at_a_time() -> None:
@@ -407,11 +427,70 @@ def test_skip_masked_chunks_preserves_meaning(expr: str) -> None:
     assert _bounded_walks(module) == 0  # kernel.for carries it now
 
 
-def test_walks_without_a_causal_mask_walk_every_chunk() -> None:
+class _PackedCausal(torch.nn.Module):
+    """Hugging Face's mask for packed sequences (``masking_utils``): causal, and a key
+    only of its query's own sequence, the sequences told apart by where the position ids
+    restart (``cumsum(diff != 1)``). ``same`` is the second condition's comparison: ``eq``
+    keeps every row's own key (the diagonal), ``ne`` masks it."""
+
+    def __init__(self, same: str = "eq") -> None:
+        super().__init__()
+        self.same = same
+
+    def forward(self, q, k, v, position_ids):
+        first = position_ids[:, :1] - 1
+        restart = (position_ids - torch.cat([first, position_ids[:, :-1]], dim=-1)) != 1
+        sequence = restart.cumsum(-1)
+        i = torch.arange(q.shape[-2])
+        causal = i[None, :] <= i[:, None]
+        compare = torch.eq if self.same == "eq" else torch.ne
+        mask = causal & compare(sequence[:, None, :], sequence[:, :, None])
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask[:, None], enable_gqa=True
+        )
+
+
+def _captured(module: torch.nn.Module, inputs: tuple):
+    """A program as ``capture_expression`` gives one: the module, its inputs, its export."""
+    from types import SimpleNamespace
+
+    from deplodock.frontends.export import export_module
+
+    program = export_module(module, inputs, type(module).__name__)
+    return SimpleNamespace(module=module, example_inputs=inputs, program=program)
+
+
+def _packed(same: str):
+    """Two packed sequences of 40 and 56 tokens: 16 query heads of 2 key/value heads,
+    head dim 32 (blocks of rows walking keys in chunks of 64, the second short)."""
+    positions = torch.cat([torch.arange(40), torch.arange(56)])[None]
+    inputs = (
+        torch.randn(1, 16, 96, 32),
+        torch.randn(1, 2, 96, 32),
+        torch.randn(1, 2, 96, 32),
+        positions,
+    )
+    return _captured(_PackedCausal(same), inputs)
+
+
+def test_skip_masked_chunks_sees_through_a_packed_sequence_mask() -> None:
+    """Hugging Face's layer mask, ``key <= query and sequence[key] == sequence[query]``: the
+    causal conjunct bounds the walk (the other holds on the diagonal, so every row keeps a
+    live key: rows of the second sequence have their first 40 keys masked), and the
+    interpreters give PyTorch's answer before, after and at the kernel level."""
     from deplodock.passes.tile.skip_masked_chunks import SkipMaskedChunks
 
-    for expr in (CHUNKED["cross_ragged"], _sdpa(1, 2, 2, 128, 128, 32)):
-        imported = import_program(capture_expression(expr).program)
+    _around_pass(_packed("eq"), "skip-masked-chunks", SkipMaskedChunks(), _bounded_walks, 0, 1, 5)
+
+
+def test_walks_without_a_causal_mask_walk_every_chunk() -> None:
+    """No causal mask, or one whose other condition masks a row's own key (``ne``: a
+    row could then lose every key it keeps): every chunk is walked."""
+    from deplodock.passes.tile.skip_masked_chunks import SkipMaskedChunks
+
+    for expr in (CHUNKED["cross_ragged"], _sdpa(1, 2, 2, 128, 128, 32), _packed("ne")):
+        captured = capture_expression(expr) if isinstance(expr, str) else expr
+        imported = import_program(captured.program)
         module = lower(imported.module, to="tile", until="skip-masked-chunks")
         before = str(module)
         SkipMaskedChunks().apply(make_context(), module)

@@ -249,14 +249,27 @@ def minus_infinity(value: SSAValue) -> bool:
     )
 
 
-def score_masks(score: SSAValue) -> list[arith.CmpiOp]:
-    """The comparisons that mask ``score`` to -inf: ``select(cond, s, -inf)`` nests."""
+def conjuncts(flag: SSAValue) -> list[SSAValue]:
+    """The flags whose conjunction ``flag`` is (split at ``arith.andi``)."""
+    if isinstance(flag.owner, arith.AndIOp):
+        return [*conjuncts(flag.owner.lhs), *conjuncts(flag.owner.rhs)]
+    return [flag]
+
+
+def score_conditions(score: SSAValue) -> list[SSAValue]:
+    """The flags that must all hold for ``score`` not to be masked to -inf: the
+    conditions of a nest of ``select(cond, s, -inf)``, each split into its conjuncts
+    (Hugging Face's mask: ``key <= query and cumsum[key] == cumsum[query]``)."""
     found = []
     while isinstance(score.owner, arith.SelectOp) and minus_infinity(score.owner.rhs):
-        if isinstance(score.owner.cond.owner, arith.CmpiOp):
-            found.append(score.owner.cond.owner)
+        found.extend(conjuncts(score.owner.cond))
         score = score.owner.lhs
     return found
+
+
+def score_masks(score: SSAValue) -> list[arith.CmpiOp]:
+    """The comparisons among ``score_conditions(score)``."""
+    return [f.owner for f in score_conditions(score) if isinstance(f.owner, arith.CmpiOp)]
 
 
 def causal_walk(kernel: tile.KernelOp) -> bool:

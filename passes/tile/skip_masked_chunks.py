@@ -49,13 +49,23 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.affine_syntax import LinearForm, apply_op, linear_form, value_ranges
+from deplodock.dialects.access import LoadBase
+from deplodock.dialects.affine_syntax import (
+    LinearForm,
+    apply_op,
+    compare_ranges,
+    expr_linear_form,
+    linear_form,
+    value_ranges,
+)
 from deplodock.dialects.combine import ONLINE_MAX
-from deplodock.passes.tile.analysis import is_chunked, score_masks
+from deplodock.passes.tile.analysis import is_chunked, score_conditions
 
 # key <= row + adjust, per comparison: (predicate with the key on the left, adjust)
 _KEY_LEFT = {"sle": 0, "ule": 0, "slt": -1, "ult": -1}
 _KEY_RIGHT = {"sge": 0, "uge": 0, "sgt": -1, "ugt": -1}
+# comparisons that hold between equal values
+_REFLEXIVE = {"eq", "sle", "sge", "ule", "uge"}
 
 
 def _index_form(value: SSAValue) -> LinearForm | None:
@@ -75,6 +85,79 @@ def _bound(value: SSAValue, coefficient: int, low: bool) -> int | None:
     return min(ends) if low else max(ends)
 
 
+def _form_range(form: LinearForm) -> tuple[int, int] | None:
+    """Inclusive bounds of a linear form over values their binders bound."""
+    low = high = form[1]
+    for value, coefficient in form[0].items():
+        lo, hi = _bound(value, coefficient, True), _bound(value, coefficient, False)
+        if lo is None or hi is None:
+            return None
+        low, high = low + lo, high + hi
+    return low, high
+
+
+@dataclass(frozen=True)
+class _Diagonal:
+    """The step of a walk whose key is its row's own position: ``walked`` (the chunk
+    loop's and the walk's variables, with their coefficients) equals ``row - offset``."""
+
+    walked: dict[SSAValue, int]
+    row: LinearForm
+    offset: int
+
+    def form(self, form: LinearForm | None) -> LinearForm | None:
+        """``form`` at this step: the walked terms, if all there once, replaced by the row
+        (None when it holds them otherwise)."""
+        if form is None:
+            return None
+        terms, constant = form
+        present = [v for v in self.walked if v in terms]
+        if not present:
+            return form
+        if len(present) != len(self.walked) or any(terms[v] != c for v, c in self.walked.items()):
+            return None
+        rest = {v: c for v, c in terms.items() if v not in self.walked}
+        for value, coefficient in self.row[0].items():
+            rest[value] = rest.get(value, 0) + coefficient
+        return {v: c for v, c in rest.items() if c}, constant + self.row[1] - self.offset
+
+    def value(self, value: SSAValue) -> LinearForm | None:
+        """An index (or index-cast integer) value's linear form at this step."""
+        return self.form(_index_form(value))
+
+    def same(self, a: SSAValue, b: SSAValue) -> bool:
+        """Whether ``a`` and ``b`` are equal at this step: the same value, equal linear
+        forms, or loads of one buffer at equal indices."""
+        if a is b:
+            return True
+        if isinstance(a.owner, LoadBase) and isinstance(b.owner, LoadBase):
+            x, y = a.owner, b.owner
+            if x.name != y.name or x.buffer is not y.buffer:
+                return False
+            for e, f in zip(x.map.data.results, y.map.data.results, strict=True):
+                ex = self.form(expr_linear_form(e, [linear_form(v) for v in x.indices]))
+                ey = self.form(expr_linear_form(f, [linear_form(v) for v in y.indices]))
+                if ex is None or ex != ey:
+                    return False
+            return True
+        fa, fb = self.value(a), self.value(b)
+        return fa is not None and fa == fb
+
+    def holds(self, flag: SSAValue) -> bool:
+        """Whether the comparison ``flag`` is true at this step, for every row."""
+        cmpi = flag.owner
+        if not isinstance(cmpi, arith.CmpiOp):
+            return False
+        name = arith.CMPI_COMPARISON_OPERATIONS[cmpi.predicate.value.data]
+        if name in _REFLEXIVE and self.same(cmpi.lhs, cmpi.rhs):
+            return True
+        fa, fb = self.value(cmpi.lhs), self.value(cmpi.rhs)
+        if fa is None or fb is None:
+            return False
+        ra, rb = _form_range(fa), _form_range(fb)
+        return ra is not None and rb is not None and compare_ranges(name, ra, rb) is True
+
+
 def reach(
     kernel: tile.KernelOp, chunks: loop.ForOp, walk: loop.LoopBase, chunk: int
 ) -> AffineExpr | None:
@@ -86,7 +169,11 @@ def reach(
         return None
     position = walk.kinds.index(ONLINE_MAX)
     blocks = [a for a, _, b in kernel.axes if b == "block"]
-    for mask in score_masks(yielded.operands[position]):
+    conditions = score_conditions(yielded.operands[position])
+    for flag in conditions:
+        mask = flag.owner
+        if not isinstance(mask, arith.CmpiOp):
+            continue
         name = arith.CMPI_COMPARISON_OPERATIONS[mask.predicate.value.data]
         if name in _KEY_LEFT:
             key, row, adjust = mask.lhs, mask.rhs, _KEY_LEFT[name]
@@ -104,6 +191,9 @@ def reach(
         constant = row_form[1] + adjust - key_form[1]
         if not any(v in blocks for v in row_form[0]):
             continue  # the same for every block (a short chunk's end): nothing to skip
+        others = [f for f in conditions if f is not flag]
+        if others and not _diagonal_live(chunks, chunk, walked, key_form, row_form, adjust, others):
+            continue  # another condition could mask every key a row keeps
         expr = AffineExpr.constant(0)
         lowest = constant
         for value, coefficient in row_form[0].items():
@@ -117,11 +207,34 @@ def reach(
             else:
                 constant += high  # the block's furthest row: its threads' largest share
         else:
-            if lowest < 0:
+            if lowest < 0 and not others:
                 continue  # some row's first key is masked: skipping could change it
             # chunk k_o has a live key iff k_o * chunk <= (block part) + constant
             return (expr + constant + chunk) // chunk
     return None
+
+
+def _diagonal_live(
+    chunks: loop.ForOp,
+    chunk: int,
+    walked: dict[SSAValue, int],
+    key_form: LinearForm,
+    row_form: LinearForm,
+    adjust: int,
+    others: list[SSAValue],
+) -> bool:
+    """Whether every row's own position is a live key of the walk: a step of it (the
+    walked index ``row - key constant`` within the chunks), kept by the causal mask
+    (``adjust >= 0``) and by each of the ``others`` (Hugging Face's ``cumsum[key] ==
+    cumsum[query]`` is true there, a ragged end's ``key < 100`` for every row below 100)."""
+    rows = _form_range(row_form)
+    if adjust < 0 or rows is None:
+        return False
+    first, last = rows[0] - key_form[1], rows[1] - key_form[1]
+    if first < 0 or last >= chunks.upper.data * chunk:  # type: ignore[attr-defined]
+        return False
+    diagonal = _Diagonal(walked, row_form, key_form[1])
+    return all(diagonal.holds(f) for f in others)
 
 
 class BoundCausalWalks(RewritePattern):

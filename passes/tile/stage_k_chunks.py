@@ -16,9 +16,12 @@ iteration::
 The slab is found from the loads: every index is a linear combination (``linear_form``)
 of block-uniform values (block axes, the outer induction variable), which make the
 origin and must be the same in every load of the buffer, and in-block values (thread axes,
-the inner induction variable, constants), whose ranges give the box. A load whose index
-is not linear, or an origin that differs between loads, leaves the buffer in global
-memory.
+the inner induction variable, constants), whose ranges give the box. An index that is not
+linear is split term by term (``_mixed_split``): a term of block-uniform values only (a
+grouped-query head, ``h floordiv 8``) joins the origin, and ``L floordiv D`` / ``L mod D``
+whose in-block part never carries past a multiple of ``D`` (``_aligned_split``: a head read
+as columns) splits into an origin and an in-block part. Anything else, or an origin that
+differs between loads, leaves the buffer in global memory.
 
 The slab is stored transposed when it has two dimensions, its last one (the contiguous
 one in global memory) is walked by the inner loop only and the other by the threads: then
@@ -151,6 +154,51 @@ def _origin_expr(origin: Origin, constant: int, uniform_values: list[SSAValue]) 
     return linear_expr((origin[0], origin[1] + constant), uniform_values)
 
 
+def _terms(expr: AffineExpr) -> list[AffineExpr]:
+    """The summands of ``expr`` (split at additions)."""
+    if isinstance(expr, AffineBinaryOpExpr) and expr.kind == AffineBinaryOpKind.Add:
+        return [*_terms(expr.lhs), *_terms(expr.rhs)]
+    return [expr]
+
+
+def _mixed_split(
+    expr: AffineExpr,
+    forms: list[LinearForm | None],
+    uniform: set[SSAValue],
+    uniform_values: list[SSAValue],
+    local_values: list[SSAValue],
+) -> tuple[AffineExpr, LinearForm] | None:
+    """A sum of linear terms, block-uniform non-linear ones and aligned ``floordiv`` /
+    ``mod`` terms (``_aligned_split``), as (block-uniform origin, in-block part), or None:
+    a value row of a grouped-query head, ``v[k, (h floordiv 8) * 64 + j]``."""
+    origin = AffineExpr.constant(0)
+    terms: dict[SSAValue, int] = {}
+    constant = 0
+    for term in _terms(expr):
+        used = term.used_dims()
+        form = None
+        if all(forms[i] is not None for i in used):
+            dims = [f if f is not None else ({}, 0) for f in forms]
+            form = expr_linear_form(term, dims)
+        if form is None:
+            uniform_term = _uniform_expr(term, forms, uniform_values)
+            if uniform_term is not None:
+                origin = origin + uniform_term
+                continue
+            aligned = _aligned_split(term, forms, uniform, uniform_values, local_values)
+            if aligned is None:
+                return None
+            origin = origin + aligned[0]
+            form = aligned[1]
+        for value, coefficient in form[0].items():
+            terms[value] = terms.get(value, 0) + coefficient
+        constant += form[1]
+    outer, inner = _split(({v: c for v, c in terms.items() if c}, constant), uniform)
+    if any(v not in local_values for v in inner[0]):
+        return None
+    return origin + linear_expr(outer, uniform_values), inner
+
+
 class StageKChunks(RewritePattern):
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
@@ -200,7 +248,7 @@ class StageKChunks(RewritePattern):
                     if origin is not None:
                         dims.append((origin, ({}, 0)))
                         continue
-                    aligned = _aligned_split(expr, forms, uniform, uniform_values, local_values)
+                    aligned = _mixed_split(expr, forms, uniform, uniform_values, local_values)
                     if aligned is None:
                         return 0
                     dims.append(aligned)

@@ -39,12 +39,18 @@ from deplodock.passes.torch.decompositions.common import (
 from deplodock.passes.torch.decompositions.compare import compare
 
 _KINDS = {
-    "add.Tensor": "add", "add.Scalar": "add",
-    "sub.Tensor": "sub", "sub.Scalar": "sub",
-    "rsub.Tensor": "sub", "rsub.Scalar": "sub",
-    "mul.Tensor": "mul", "mul.Scalar": "mul",
-    "div.Tensor": "div", "div.Scalar": "div",
-    "maximum.default": "max", "minimum.default": "min",
+    "add.Tensor": "add",
+    "add.Scalar": "add",
+    "sub.Tensor": "sub",
+    "sub.Scalar": "sub",
+    "rsub.Tensor": "sub",
+    "rsub.Scalar": "sub",
+    "mul.Tensor": "mul",
+    "mul.Scalar": "mul",
+    "div.Tensor": "div",
+    "div.Scalar": "div",
+    "maximum.default": "max",
+    "minimum.default": "min",
 }
 
 

@@ -40,15 +40,19 @@ from deplodock.passes.torch.decompositions.common import (
 
 
 def concat(
-    emit: Emitter, inputs: Sequence[SSAValue], dim: int, shape: Sequence[int],
-    element: Attribute, name: str | None = None,
+    emit: Emitter,
+    inputs: Sequence[SSAValue],
+    dim: int,
+    shape: Sequence[int],
+    element: Attribute,
+    name: str | None = None,
 ) -> SSAValue:
     """`inputs` concatenated along `dim` into `shape`, with elements of type `element`."""
     if 0 in shape:  # no elements (every part empty): nothing to read
         type_ = TensorType(element, shape)
         zero = 0.0 if is_float(element) else 0
         return emit.add(ConstantOp(DenseIntOrFPElementsAttr.from_list(type_, [zero])), name)
-    parts = [v for v in inputs if shape_of(v)[dim:dim + 1] not in ((0,), ())]
+    parts = [v for v in inputs if shape_of(v)[dim : dim + 1] not in ((0,), ())]
     if any(len(shape_of(v)) != len(shape) for v in parts):
         raise Unsupported(f"cat of ranks {[len(shape_of(v)) for v in parts]} into {len(shape)}")
     offsets = [0]

@@ -102,15 +102,26 @@ def normalize_dims(dims: object, rank: int) -> list[int]:
 # ---------------------------------------------------------------------- map bodies
 
 _FLOAT_BINARY: dict[str, type[Operation]] = {
-    "add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
-    "max": arith.MaximumfOp, "min": arith.MinimumfOp, "pow": math.PowFOp,
+    "add": arith.AddfOp,
+    "sub": arith.SubfOp,
+    "mul": arith.MulfOp,
+    "div": arith.DivfOp,
+    "max": arith.MaximumfOp,
+    "min": arith.MinimumfOp,
+    "pow": math.PowFOp,
 }
 _BOOL_BINARY: dict[str, type[Operation]] = {
-    "add": arith.OrIOp, "mul": arith.AndIOp, "max": arith.OrIOp, "min": arith.AndIOp,
+    "add": arith.OrIOp,
+    "mul": arith.AndIOp,
+    "max": arith.OrIOp,
+    "min": arith.AndIOp,
 }
 _INT_BINARY: dict[str, type[Operation]] = {
-    "add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp,
-    "max": arith.MaxSIOp, "min": arith.MinSIOp,
+    "add": arith.AddiOp,
+    "sub": arith.SubiOp,
+    "mul": arith.MuliOp,
+    "max": arith.MaxSIOp,
+    "min": arith.MinSIOp,
 }
 
 
@@ -122,8 +133,15 @@ def is_half(type_: Attribute) -> bool:
 # Ops on 16-bit floats kept as they are: conversions, constants, and selects (which only
 # move a value). Everything else computes in f32, as PyTorch's kernels do (their "opmath"
 # type), and is rounded back to 16 bits after each op, as eager PyTorch rounds each op.
-_HALF_AS_IS = (arith.ExtFOp, arith.TruncFOp, arith.ConstantOp, arith.SelectOp,
-               arith.FPToSIOp, arith.SIToFPOp, arith.BitcastOp)
+_HALF_AS_IS = (
+    arith.ExtFOp,
+    arith.TruncFOp,
+    arith.ConstantOp,
+    arith.SelectOp,
+    arith.FPToSIOp,
+    arith.SIToFPOp,
+    arith.BitcastOp,
+)
 
 
 class Body:
@@ -145,8 +163,7 @@ class Body:
         return op.results[0]
 
     def _in_f32(self, op: Operation) -> SSAValue:
-        operands = [self.emit(arith.ExtFOp(v, f32)) if is_half(v.type) else v
-                    for v in op.operands]
+        operands = [self.emit(arith.ExtFOp(v, f32)) if is_half(v.type) else v for v in op.operands]
         wide = type(op).create(
             operands=operands,
             result_types=[f32 if is_half(r.type) else r.type for r in op.results],
@@ -382,8 +399,7 @@ class Decomposition(RewritePattern, ABC):
         results = [value] if isinstance(value, SSAValue) else list(value)
         if len(results) != len(op.results):
             raise AssertionError(
-                f"decomposing {op.overload} gave {len(results)} results, "
-                f"expected {len(op.results)}"
+                f"decomposing {op.overload} gave {len(results)} results, expected {len(op.results)}"
             )
         for got, want in zip(results, op.results, strict=True):
             if got.type != want.type:

@@ -28,9 +28,12 @@ from deplodock.passes.torch.decompositions.common import (
 
 # kind -> (float predicate, signed int predicate, unsigned int predicate)
 _PREDICATES = {
-    "eq": ("oeq", "eq", "eq"), "ne": ("une", "ne", "ne"),
-    "lt": ("olt", "slt", "ult"), "le": ("ole", "sle", "ule"),
-    "gt": ("ogt", "sgt", "ugt"), "ge": ("oge", "sge", "uge"),
+    "eq": ("oeq", "eq", "eq"),
+    "ne": ("une", "ne", "ne"),
+    "lt": ("olt", "slt", "ult"),
+    "le": ("ole", "sle", "ule"),
+    "gt": ("ogt", "sgt", "ugt"),
+    "ge": ("oge", "sge", "uge"),
 }
 
 

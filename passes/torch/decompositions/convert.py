@@ -28,8 +28,14 @@ def to_element(emit: Emitter, x: SSAValue, element: object) -> SSAValue:
 
 class Convert(Decomposition):
     targets = (
-        "to.dtype", "to.dtype_layout", "to.device", "to.other", "_to_copy.default",
-        "type_as.default", "prims.convert_element_type.default", "lift_fresh_copy.default",
+        "to.dtype",
+        "to.dtype_layout",
+        "to.device",
+        "to.other",
+        "_to_copy.default",
+        "type_as.default",
+        "prims.convert_element_type.default",
+        "lift_fresh_copy.default",
         "detach_.default",
     )
 

@@ -41,13 +41,17 @@ class Linear(Decomposition):
         w_b = emit.index_map(w, AffineMap(r + 2, 0, (dims[r + 1], dims[r])), space)
         acc_t = accumulator_type(emit.element)
         prod = emit.map(
-            [x_b, w_b], acc_t,
-            lambda b, a, c: b.binary("mul", b.cast(a, acc_t), b.cast(c, acc_t)), name="prod",
+            [x_b, w_b],
+            acc_t,
+            lambda b, a, c: b.binary("mul", b.cast(a, acc_t), b.cast(c, acc_t)),
+            name="prod",
         )
         acc = emit.reduce("add", prod, [r], name="acc")
         if bias is None:
             return emit.convert(acc, emit.element)
         return emit.map(
-            [acc, bias], emit.element, lambda b, a, c: b.binary("add", a, b.cast(c, acc_t)),
+            [acc, bias],
+            emit.element,
+            lambda b, a, c: b.binary("add", a, b.cast(c, acc_t)),
             shape=emit.shape,
         )
