@@ -42,8 +42,9 @@ calls of a graph run back to back, so a case whose data fits in L2 (50 MB on the
 is measured warm and may exceed the copy bandwidth: that is the figure for a kernel that
 runs right after its producer, not an HBM-bound one.
 
-The compute-bound groups (``FLOP_GROUPS``: matmul, attention, block, model) are shown as
-achieved TFLOP/s (the case's FLOPs over deplodock's median) against the fp32 GEMM ceiling:
+The compute-bound groups (``FLOP_GROUPS``: matmul, attention, attention-shapes, block,
+model) are shown as achieved TFLOP/s (the case's FLOPs over deplodock's median) against
+the fp32 GEMM ceiling:
 ``H200_FP32_GEMM`` on an H200, otherwise a 4096³ fp32 ``torch.mm`` this run measures
 (measured whenever such a case is selected, and reported either way; ``--no-gemm`` skips
 it). Their eager baseline is cuBLAS, and the report labels it so.
@@ -99,7 +100,7 @@ this figure, so a run on the H200 checks it. The yardstick for "% of fp32 GEMM".
 
 GEMM_N = 4096  # the measured GEMM: a 4096 x 4096 by 4096 x 4096 fp32 torch.mm
 # shown as TFLOP/s against the fp32 GEMM, not GB/s
-FLOP_GROUPS = ("matmul", "attention", "block", "model")
+FLOP_GROUPS = ("matmul", "attention", "attention-shapes", "block", "model")
 CUBLAS_GROUPS = ("matmul",)  # whose eager baseline is a cuBLAS call (and the epilogue)
 
 DEFAULT_BUDGET_S = 2.0  # timed GPU seconds per case, at most (see plan_timing)

@@ -30,7 +30,11 @@ The attention group is causal grouped-query attention alone,
 ``F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)`` with q
 (1, heads, S, head_dim) and k, v (1, kv_heads, S, head_dim), at S = 32, 128 and 512
 (tolerance ``MATMUL_RTOL``, as two contractions; eager fp32 on the CPU is within 6e-7 of
-fp64 there on N(0, 1) inputs at S = 512). The block group is the first decoder
+fp64 there on N(0, 1) inputs at S = 512). The attention-shapes group (issue 20's new
+cases, ``ATTENTION_SHAPES``) is attention beyond the two models' prefill: long causal
+sequences (S = 4096 at head dim 64, S = 2048 at 128), a non-causal length that no block
+divides (S = 1000), a head dim of 1024, and decode (one query against a KV of 4096 and
+32768). The block group is the first decoder
 layer of each model (``capture_model(part="layer")``) at S = 128 and 512; the model
 group is the whole TinyLlama causal LM, input ids to logits
 (``capture_model(part="model")``), at S = 128 (capturing it builds 4.4 GB of weights,
@@ -51,7 +55,16 @@ from typing import Any
 
 FP32 = 4  # bytes per element; every case is fp32 today
 
-GROUPS = ("seed", "memory-bound", "matmul", "attention", "shapes", "block", "model")  # report order
+GROUPS = (
+    "seed",
+    "memory-bound",
+    "matmul",
+    "attention",
+    "attention-shapes",
+    "shapes",
+    "block",
+    "model",
+)  # report order
 MODELS = {"tinyllama": "tinyllama-1.1b", "qwen2.5-7b": "qwen2.5-7b"}  # short → config name
 SEQS = (128, 512)  # the decoder layers
 PER_OP_SEQS = (32, 128, 512)  # every per-op case: a decode-ish batch of tokens, two prefills
@@ -181,6 +194,19 @@ def _modules():
             def forward(self, a, b):
                 return torch.matmul(a, b)
 
+        class Attention(torch.nn.Module):
+            """Grouped-query attention, causal or not: q (b, Hq, Sq, D), k and v
+            (b, Hkv, Sk, D)."""
+
+            def __init__(self, causal: bool):
+                super().__init__()
+                self.causal = causal
+
+            def forward(self, q, k, v):
+                return F.scaled_dot_product_attention(
+                    q, k, v, is_causal=self.causal, enable_gqa=True
+                )
+
         class CausalAttention(torch.nn.Module):
             """Causal grouped-query attention: q (b, Hq, S, D), k and v (b, Hkv, S, D)
             with Hq a multiple of Hkv; query head h reads kv head h // (Hq / Hkv)."""
@@ -197,6 +223,7 @@ def _modules():
             "down_residual": DownResidual,
             "matmul": MatMul,
             "causal_attention": CausalAttention,
+            "attention": Attention,
         }
     return _MODULES
 
@@ -539,6 +566,48 @@ def _attention_cases() -> list[Case]:
     ]
 
 
+ATTENTION_SHAPES = (
+    # name, query heads, kv heads, queries, keys, head dim, causal
+    ("d64/S4096/causal", 32, 8, 4096, 4096, 64, True),
+    ("d128/S2048/causal", 16, 16, 2048, 2048, 128, True),
+    ("d64/S1000/full", 8, 8, 1000, 1000, 64, False),
+    ("d1024/S512/causal", 4, 4, 512, 512, 1024, True),
+    ("decode/KV4096", 32, 8, 1, 4096, 128, False),
+    ("decode/KV32768", 32, 8, 1, 32768, 128, False),
+)
+"""The attention-shapes group: (name, heads, kv heads, queries, keys, head dim, causal)."""
+
+
+def _attention_shape(
+    name: str, heads: int, kv_heads: int, sq: int, sk: int, head_dim: int, causal: bool
+) -> Case:
+    q, kv = (1, heads, sq, head_dim), (1, kv_heads, sk, head_dim)
+    shapes = f"q {_dims(q)}, k/v {_dims(kv)}"
+    kind = "causal" if causal else "not causal"
+    # the causal half is counted, as in the attention group (the roofline: the square)
+    return Case(
+        f"attention-shapes/{name}",
+        "attention-shapes",
+        shapes,
+        _export(
+            f"F.scaled_dot_product_attention(q, k, v, {kind}, GQA), {shapes}",
+            lambda: _modules()["attention"](causal),
+            q,
+            kv,
+            kv,
+        ),
+        (2 * _n(*q) + 2 * _n(*kv)) * FP32,
+        2 * 2 * heads * sq * sk * head_dim,
+        "2·M·N·K for q·kᵀ and for p·v over every query and key (a causal half is not "
+        "subtracted); the softmax and the scaling are not counted",
+        MATMUL_RTOL,
+    )
+
+
+def _attention_shape_cases() -> list[Case]:
+    return [_attention_shape(*shape) for shape in ATTENTION_SHAPES]
+
+
 def _layer_figures(d: dict[str, int], seq: int) -> tuple[int, int]:
     """One decoder layer: its parameters (elements) and its matmuls' FLOPs at ``seq``
     (the seven projections, and attention over the whole S×S square)."""
@@ -776,6 +845,7 @@ def all_cases() -> list[Case]:
         + _memory_bound_cases()
         + _matmul_cases()
         + _attention_cases()
+        + _attention_shape_cases()
         + shapes_cases()
         + _block_cases()
         + _model_cases()

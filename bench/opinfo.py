@@ -299,9 +299,7 @@ def _matches(got: Sequence[Any], want: Sequence[Any], exact: Float64 | None) -> 
         return None
     if len(got) != len(want):
         return problem
-    if all(
-        _no_worse_than_eager(g, w, e) for g, w, e in zip(got, want, exact.outputs, strict=True)
-    ):
+    if all(_no_worse_than_eager(g, w, e) for g, w, e in zip(got, want, exact.outputs, strict=True)):
         return None
     if exact.perturbed is not None and _within_conditioning(got, want, exact):
         return None
