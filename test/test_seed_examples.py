@@ -100,7 +100,12 @@ def test_verbose_lists_passes_and_diffs(capsys) -> None:
         "l:001_lift-to-loop",
         "l:002_fuse",
     ]
-    assert markers[4:7] == ["l:003_online-softmax", "l:004_unroll-dots", "t:001_tileify"]
+    assert markers[4:8] == [
+        "l:005_fold-integers",
+        "l:003_online-softmax",
+        "l:004_unroll-dots",
+        "t:001_tileify",
+    ]
     assert markers[-1] == "k:001_materialize" and "t:007_stage-inputs" in markers
 
 
