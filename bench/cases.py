@@ -36,9 +36,9 @@ sequences (S = 4096 at head dim 64, S = 2048 at 128), a non-causal length that n
 divides (S = 1000), a head dim of 1024, and decode (one query against a KV of 4096 and
 32768). The block group is the first decoder
 layer of each model (``capture_model(part="layer")``) at S = 128 and 512; the model
-group is the whole TinyLlama causal LM, input ids to logits
-(``capture_model(part="model")``), at S = 128 (capturing it builds 4.4 GB of weights,
-and compiling it takes about 30 s on a 2-core CPU).
+group is each whole causal LM, input ids to logits (``capture_model(part="model")``), at
+S = 128 (capturing builds 4.4 GB of weights for TinyLlama, 30.5 GB for Qwen2.5-7B;
+compiling TinyLlama takes about 30 s on a 2-core CPU).
 
 Adding a case is one more ``Case`` from a family function called by ``all_cases``:
 ``build`` may return any object with ``source``, ``module``, ``example_inputs`` and
@@ -71,7 +71,7 @@ PER_OP_SEQS = (32, 128, 512)  # every per-op case: a decode-ish batch of tokens,
 PROJECTION_SEQS = PER_OP_SEQS
 SQUARES = (1024, 2048, 4096)
 ATTENTION_SEQS = PER_OP_SEQS
-WHOLE_MODELS = {"tinyllama": (128,)}  # the model group: short name → sequence lengths
+WHOLE_MODELS = {"tinyllama": (128,), "qwen2.5-7b": (128,)}  # the model group: short name → seqs
 
 RTOL = 1e-5
 """The default tolerance, max |got - want| / max |want|: fp32 elementwise and reduction

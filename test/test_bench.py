@@ -55,7 +55,7 @@ def test_registry_names_groups_and_sizes() -> None:
             assert f"layer/{model}/S{seq}" in names
         for seq in (32, 128, 512):
             assert f"attention/{model}/S{seq}" in names
-    assert "model/tinyllama/S128" in names
+    assert "model/tinyllama/S128" in names and "model/qwen2.5-7b/S128" in names
     assert [n for n in names if n.startswith("square/")] == [
         "square/1024",
         "square/2048",
@@ -64,7 +64,7 @@ def test_registry_names_groups_and_sizes() -> None:
     counts = {g: sum(c.group == g for c in cases) for g in GROUPS}
     # seeds; 5 ops x 2 models x 3 seqs, large, long rows, sum; 5 projections x 2 models
     # x 3 seqs, 2 MLP kinds x 2 models x 3 seqs, 3 squares; 2 models x 3 seqs; 2 models
-    # x 2 seqs; TinyLlama at S = 128
+    # x 2 seqs; each model whole at S = 128
     assert counts == {
         "seed": 3,
         "memory-bound": 5 * 2 * 3 + 3,
@@ -73,7 +73,7 @@ def test_registry_names_groups_and_sizes() -> None:
         "attention-shapes": 6,
         "shapes": len(SHAPE_SIZES),
         "block": 4,
-        "model": 1,
+        "model": 2,
     }
     assert len(cases) == sum(counts.values())
     assert list(dict.fromkeys(c.group for c in cases)) == list(GROUPS)  # grouped, in order
@@ -190,8 +190,8 @@ def test_whole_model_case() -> None:
     pytest.importorskip("transformers")
     from deplodock.frontends.models import capture_model
 
-    (case,) = select(["model"])
-    assert case.name == "model/tinyllama/S128" and case.rtol == 5e-3
+    (case,) = select(["model/tinyllama/S128"])
+    assert case.rtol == 5e-3
     assert (case.traffic_bytes, case.flops) == bench_cases.model_figures("tinyllama", 128)
     assert "22 layers" in case.shape and "22 layers" in case.flops_rule
     captured = capture_model("tinyllama", part="model", seq=128, layers=2, device="meta")
@@ -253,7 +253,7 @@ def test_select() -> None:
     assert names(["attention"]) == [
         f"attention/{m}/S{s}" for m in ("tinyllama", "qwen2.5-7b") for s in (32, 128, 512)
     ]
-    assert names(["model"]) == ["model/tinyllama/S128"]
+    assert names(["model"]) == ["model/tinyllama/S128", "model/qwen2.5-7b/S128"]
     assert names(["nothing-like-this"]) == []
 
 
