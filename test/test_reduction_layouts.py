@@ -132,6 +132,33 @@ def test_column_planners() -> None:
     assert column_chunks_for(512, 48, h200) == 1  # a chunk keeps 32 rows
 
 
+def test_short_contraction_rows_are_read_by_a_warp() -> None:
+    """A contraction left to the default schedule with many outputs of short rows (decode
+    attention's scores, q . k over rows of 128) deals each row out to a warp, whose float4
+    loads then read it whole and coalesced; a long row gets a block, few outputs get a
+    block each, and a contraction down columns keeps a thread an output. The kernel then
+    reads its rows a float4 a lane and combines by shuffles, and computes PyTorch's
+    scores (kernel-level interpreter, race checker on)."""
+    from deplodock.backends.cuda.emit import emit_kernel_sources
+    from deplodock.passes.tile.schedule.reduce import cooperation_threads
+
+    assert cooperation_threads(128, 32 * 32768, contraction=True) == 32
+    assert cooperation_threads(96, 10**5, contraction=True) == 32  # 24 float4s, a warp
+    assert cooperation_threads(512, 10**5, contraction=True) == 256  # a long row
+    assert cooperation_threads(128, 64, contraction=True) == 128  # few outputs
+    assert cooperation_threads(128, 10**5, contraction=True, columns=True) == 0
+    expr = (
+        "torch.nn.functional.scaled_dot_product_attention(torch.randn(1,8,1,128),"
+        " torch.randn(1,2,600,128), torch.randn(1,2,600,128), enable_gqa=True)"
+    )
+    module, inputs, want = _lowered(expr)
+    lower(module, to="kernel")
+    scores = emit_kernel_sources(module)["k_scores"]  # head dim 128: the scores stored
+    assert "__shfl_xor_sync" in scores and "const float4 in4_1" in scores
+    for out, ref in zip(run_forward(module, inputs), want, strict=True):
+        assert relative_error(np.asarray(out), ref) <= 1e-5
+
+
 def test_rows_read_again_stay_in_l2() -> None:
     """A row read more than once (softmax: max, sum, normalise) gets a larger group of
     threads when the rows in flight would overflow the L2, so they are re-read from it."""

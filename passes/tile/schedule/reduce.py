@@ -230,10 +230,11 @@ def cooperation_threads(
     A walk that keeps ``accumulators`` of ``WEIGHED_ACCUMULATORS`` or more (attention) gets
     ``weighted_walk_threads``.
 
-    A *contraction* (a matmul: its reduce reads an input shared by other outputs, so a
-    thread could reuse it) keeps one output per thread unless the row is long
-    (``LONG_ROW``) or there are too few outputs to give every SM of ``target`` (None:
-    sm_90) a block; its real schedules (register tiles) are the matmul passes' business.
+    A *contraction* (a matmul: its reduce reads an input shared by other outputs) left to
+    this default schedule (the register tiles are the matmul passes' business) gets a
+    block a row when the row is long (``LONG_ROW``) or the outputs are too few to give
+    every SM of ``target`` (None: sm_90) a block, and a warp a row otherwise: one thread
+    an output would read its own row with a warp's lanes a row apart.
     """
     target = target or target_for()
     if (
@@ -252,8 +253,14 @@ def cooperation_threads(
     if contraction:
         if reduce_extent >= LONG_ROW:
             return DEFAULT_THREADS
-        few = parallel < target.sm_count
-        return min(DEFAULT_THREADS, pow2_floor(reduce_extent)) if few else 0
+        if parallel < target.sm_count:
+            return min(DEFAULT_THREADS, pow2_floor(reduce_extent))
+        # Many outputs of short rows, read along the rows (not ``columns``): one thread an
+        # output would walk its own row, a warp's lanes a row apart (uncoalesced, each
+        # sector used 4 bytes at a time); a warp deals the row out instead, as a row
+        # reduction's group does (decode attention's scores, q . k over rows of 128:
+        # ``docs/bench/h200-2026-12-04-s20``).
+        return _even_shares(reduce_extent, WARP)
     share = pow2_floor(max(1, reduce_extent // (ELEMENTS_PER_THREAD * min(reductions, 2))))
     chosen = _even_shares(reduce_extent, max(WARP, min(DEFAULT_THREADS, share)))
     if max(reductions, reads) >= 2:  # each row is read again: keep the rows in flight in L2
