@@ -132,18 +132,19 @@ def test_column_planners() -> None:
     assert column_chunks_for(512, 48, h200) == 1  # a chunk keeps 32 rows
 
 
-def test_short_contraction_rows_are_read_by_a_warp() -> None:
+def test_short_contraction_rows_are_dealt_to_lanes() -> None:
     """A contraction left to the default schedule with many outputs of short rows (decode
-    attention's scores, q . k over rows of 128) deals each row out to a warp, whose float4
-    loads then read it whole and coalesced; a long row gets a block, few outputs get a
-    block each, and a contraction down columns keeps a thread an output. The kernel then
-    reads its rows a float4 a lane and combines by shuffles, and computes PyTorch's
-    scores (kernel-level interpreter, race checker on)."""
+    attention's scores, q . k over rows of 128) deals each row out to a few lanes, 16
+    elements each, so a warp's float4 loads read whole rows, coalesced; a long row gets a
+    block, few outputs get a block each, and a contraction down columns keeps a thread an
+    output. The kernel then reads its rows a float4 a lane and combines by shuffles, and
+    computes PyTorch's scores (kernel-level interpreter, race checker on)."""
     from deplodock.backends.cuda.emit import emit_kernel_sources
     from deplodock.passes.tile.schedule.reduce import cooperation_threads
 
-    assert cooperation_threads(128, 32 * 32768, contraction=True) == 32
-    assert cooperation_threads(96, 10**5, contraction=True) == 32  # 24 float4s, a warp
+    assert cooperation_threads(128, 32 * 32768, contraction=True) == 8  # 16 floats a lane
+    assert cooperation_threads(96, 10**5, contraction=True) == 4
+    assert cooperation_threads(40, 10**5, contraction=True) == 4
     assert cooperation_threads(512, 10**5, contraction=True) == 256  # a long row
     assert cooperation_threads(128, 64, contraction=True) == 128  # few outputs
     assert cooperation_threads(128, 10**5, contraction=True, columns=True) == 0

@@ -45,6 +45,7 @@ def _doubled(extent: int, wanted) -> int:
 
 
 DEFAULT_THREADS = 256  # long rows: 8 warps, enough loads in flight
+CONTRACTION_ROW_SHARE = 16  # a short contraction row's elements a lane: four float4 loads
 LONG_ROW = 256  # a contraction this long is worth a block of threads per output
 ELEMENTS_PER_THREAD = 8  # a thread's share of a row: two float4 loads
 MIN_COOPERATIVE_ROW = 32  # below one warp's worth of work cooperation is all overhead
@@ -233,8 +234,9 @@ def cooperation_threads(
     A *contraction* (a matmul: its reduce reads an input shared by other outputs) left to
     this default schedule (the register tiles are the matmul passes' business) gets a
     block a row when the row is long (``LONG_ROW``) or the outputs are too few to give
-    every SM of ``target`` (None: sm_90) a block, and a warp a row otherwise: one thread
-    an output would read its own row with a warp's lanes a row apart.
+    every SM of ``target`` (None: sm_90) a block, and a few lanes a row otherwise
+    (``CONTRACTION_ROW_SHARE`` elements each): one thread an output would read its own
+    row with a warp's lanes a row apart.
     """
     target = target or target_for()
     if (
@@ -257,10 +259,11 @@ def cooperation_threads(
             return min(DEFAULT_THREADS, pow2_floor(reduce_extent))
         # Many outputs of short rows, read along the rows (not ``columns``): one thread an
         # output would walk its own row, a warp's lanes a row apart (uncoalesced, each
-        # sector used 4 bytes at a time); a warp deals the row out instead, as a row
-        # reduction's group does (decode attention's scores, q . k over rows of 128:
-        # ``docs/bench/h200-2026-12-04-s20``).
-        return _even_shares(reduce_extent, WARP)
+        # sector used 4 bytes at a time). A group of lanes deals the row out instead,
+        # ``CONTRACTION_ROW_SHARE`` elements a lane (four float4 loads in flight), so a
+        # warp reads a few whole rows per load (decode attention's scores, q . k over rows
+        # of 128: 8 lanes; ``docs/bench/h200-2026-12-04-s20``).
+        return min(WARP, pow2_floor(max(4, reduce_extent // CONTRACTION_ROW_SHARE)))
     share = pow2_floor(max(1, reduce_extent // (ELEMENTS_PER_THREAD * min(reductions, 2))))
     chosen = _even_shares(reduce_extent, max(WARP, min(DEFAULT_THREADS, share)))
     if max(reductions, reads) >= 2:  # each row is read again: keep the rows in flight in L2
