@@ -154,8 +154,23 @@ def test_short_contraction_rows_are_dealt_to_lanes() -> None:
     )
     module, inputs, want = _lowered(expr)
     lower(module, to="kernel")
-    scores = emit_kernel_sources(module)["k_scores"]  # head dim 128: the scores stored
+    sources = emit_kernel_sources(module)
+    scores = sources["k_scores"]  # head dim 128: the scores stored
     assert "__shfl_xor_sync" in scores and "const float4 in4_1" in scores
+    # The walk over 600 keys of 65 values is long in bytes (``chunks_for``'s step_bytes):
+    # chunked, its 16 rows' partials merged a lane a partial, by shuffles, not as float4s
+    # (66 of them a step would take 264 registers: ``vectorize.MAX_VECTOR_REGISTERS``).
+    combine = sources["k_scaled_dot_product_attention"]
+    assert "k_scaled_dot_product_attention_chunks" in sources
+    assert "__shfl_xor_sync" in combine and "float4" not in combine
+    for out, ref in zip(run_forward(module, inputs), want, strict=True):
+        assert relative_error(np.asarray(out), ref) <= 1e-5
+    # 263 rows (a prime) of 8 lanes cannot share blocks: a warp a row.
+    module, inputs, want = _lowered(
+        "torch.nn.functional.linear(torch.randn(1,128), torch.randn(263,128))"
+    )
+    lower(module, to="kernel")
+    assert "__launch_bounds__(32)" in emit_kernel_sources(module)["k_linear"]
     for out, ref in zip(run_forward(module, inputs), want, strict=True):
         assert relative_error(np.asarray(out), ref) <= 1e-5
 

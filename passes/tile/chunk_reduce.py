@@ -48,7 +48,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.access import buffer_type
+from deplodock.dialects.access import buffer_type, element_bytes
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import identity_attr
 from deplodock.passes.tile.analysis import outside_values, reads_only_inputs, walks_columns
@@ -114,6 +114,20 @@ def mask_past_end(reduce: loop.ForOp, index: SSAValue, extent: int) -> None:
     reduce.body.block.insert_ops_before(ops, yield_op)
     yield_op.operands = values
     guard_accesses(reduce)
+
+
+def step_bytes(reduce: loop.ForOp) -> int:
+    """Bytes one step of ``reduce`` loads (its body's loads, not counting the trips of a
+    loop inside it): 4 for a sum of floats, a key's value row and score for attention's
+    walk."""
+    return (
+        sum(
+            element_bytes(o.buffer.type.element_type)  # type: ignore[attr-defined]
+            for o in reduce.body.walk()
+            if isinstance(o, loop.LoadOp)
+        )
+        or 4
+    )
 
 
 def _rebuild(kernel: tile.KernelOp, extra_axes: int, extra_inputs: list[SSAValue]) -> tile.KernelOp:
@@ -298,8 +312,11 @@ class ChunkReduce(ModulePass):
                 kernel = reduce.parent_op()
                 assert isinstance(kernel, tile.KernelOp)
                 columns = walks_columns(kernel, reduce)
-                plan = column_chunks_for if columns else chunks_for
-                chunks = self.chunks or plan(rows, reduce.extent, target)
+                if columns:
+                    planned = column_chunks_for(rows, reduce.extent, target)
+                else:
+                    planned = chunks_for(rows, reduce.extent, target, step_bytes(reduce))
+                chunks = self.chunks or planned
                 wanted = chunks > 1 or bool(self.kernels)
                 ragged = reduce.extent % chunks != 0
                 if wanted and not (ragged and _chunked_free_loops(kernel, reduce)):

@@ -49,6 +49,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import groups
+from deplodock.dialects.tile import WARP
 from deplodock.passes.tile.analysis import is_contraction, top_level_reduces, walks_columns
 from deplodock.passes.tile.schedule.reduce import DEFAULT_THREADS, cooperation_threads, pow2_floor
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
@@ -76,6 +77,13 @@ def has_cross_thread_hazard(kernel: tile.KernelOp) -> bool:
 
 def _writes_memory(op: Operation) -> bool:
     return any(o.has_trait(MemoryWriteEffect) for o in op.walk())
+
+
+def _merges_loaded_values(reduce: loop.ForOp) -> bool:
+    """Whether every value ``reduce`` yields is loaded as it is: it merges stored partials
+    (``chunk-reduce``'s combine), computing nothing of its own."""
+    yielded = reduce.body.block.last_op
+    return yielded is not None and all(isinstance(v.owner, loop.LoadOp) for v in yielded.operands)
 
 
 class CooperateOnRows(RewritePattern):
@@ -108,7 +116,13 @@ class CooperateOnRows(RewritePattern):
             columns,
             reads=len(loops),
             accumulators=max(len(r.kinds) for r in reduces),
+            partials=all(_merges_loaded_values(r) for r in reduces),
         )
+        if 0 < chosen < WARP and op.axes[-1][1] % (WARP // chosen):
+            # Rows of fewer lanes than a warp share blocks only when their axis divides
+            # into whole warps (``launch.rows_per_block``; shuffles need every lane of a
+            # warp): 263 rows of 8 lanes would be blocks of 8 threads. A warp a row.
+            chosen = WARP
         if self.force and not chosen:
             chosen = min(DEFAULT_THREADS, max(32, pow2_floor(longest)))
         if chosen and self.threads:

@@ -60,6 +60,12 @@ def _global_accesses(op: tile.StridedForOp) -> list[loop.LoadOp | loop.StoreOp]:
     ]
 
 
+MAX_VECTOR_REGISTERS = 64
+"""Registers a step's widened accesses may hold at once: ``width`` each. A combine of a
+decode row's partials loads 66 values a step (the online group), as float4s 264 live
+registers, which spilled 3.7 KB of stack; such a loop stays scalar."""
+
+
 def vector_width(op: tile.StridedForOp, widths: tuple[int, ...]) -> int | None:
     """The width to vectorise ``op`` by, or None (see the module docstring)."""
     if op.vector is not None or any(
@@ -77,7 +83,7 @@ def vector_width(op: tile.StridedForOp, widths: tuple[int, ...]) -> int | None:
         if width not in VECTOR_WIDTHS or op.upper.data % width:
             continue
         wide = [a for a in accesses if vector_access(a, op, width)]
-        if not wide:
+        if not wide or width * len(wide) > MAX_VECTOR_REGISTERS:
             continue
         strided = [a for a in global_ if a not in wide and _moves_with(a, op)]
         if not strided:

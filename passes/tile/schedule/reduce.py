@@ -12,24 +12,34 @@ from deplodock.dialects.tile import WARP
 from deplodock.target import Target, target_for
 
 WAVES = 4  # rows x chunks to aim for: this many blocks per SM, a few waves
+ELEMENT_BYTES = 4  # the float the row lengths below count in
 MIN_CHUNKED_ROW = 32 * 1024  # shorter rows are one block's work
 MIN_CHUNK = 4096  # elements a chunk keeps: two float4 loads per thread of 256, and more
 MIN_COLUMN_CHUNK = 32  # rows a chunk of a column reduction keeps: partials stay <= 1/32
 COLUMN_BLOCK = 256  # outputs a block of a column reduction takes (blockify-launch's block)
 
 
-def chunks_for(rows: int, extent: int, target: Target | None = None) -> int:
+def chunks_for(
+    rows: int, extent: int, target: Target | None = None, step_bytes: int = ELEMENT_BYTES
+) -> int:
     """Cost function: chunks per row; 1 (leave it) unless the rows alone cannot fill the
     GPU (``target``'s SMs; None: sm_90) and a row is long, then the power of two dividing
     the row that brings rows x chunks to ``WAVES`` blocks an SM without a chunk falling
-    below ``MIN_CHUNK`` (``_doubled``: any power of two when none divides it)."""
+    below ``MIN_CHUNK`` (``_doubled``: any power of two when none divides it).
+
+    A row's length counts in the bytes its steps read (``step_bytes`` a step: a float for
+    a sum, a key's value row and score for decode attention's walk, 260 bytes at head dim
+    128), so ``MIN_CHUNKED_ROW`` and ``MIN_CHUNK`` are floats' worth of bytes: a walk of
+    4096 keys is 1 MB a row, long, where a sum of 4096 floats is one block's work."""
     target = target or target_for()
-    if rows >= target.sm_count or extent < MIN_CHUNKED_ROW:
+    steps = max(1, step_bytes // ELEMENT_BYTES)  # a step, in floats' worth of bytes
+    if rows >= target.sm_count or extent * steps < MIN_CHUNKED_ROW:
         return 1
     return _doubled(
         extent,
         lambda chunks: (
-            rows * (chunks // 2) < WAVES * target.sm_count and extent // chunks >= MIN_CHUNK
+            rows * (chunks // 2) < WAVES * target.sm_count
+            and (extent // chunks) * steps >= MIN_CHUNK
         ),
     )
 
@@ -198,6 +208,7 @@ def cooperation_threads(
     columns: bool = False,
     reads: int = 1,
     accumulators: int = 1,
+    partials: bool = False,
 ) -> int:
     """Cost function: threads per row when cooperation pays, else 0.
 
@@ -229,7 +240,9 @@ def cooperation_threads(
     threads a row, 1056 rows of 200 KB in flight against a 60 MB L2.)
 
     A walk that keeps ``accumulators`` of ``WEIGHED_ACCUMULATORS`` or more (attention) gets
-    ``weighted_walk_threads``.
+    ``weighted_walk_threads``; so does the merge of a few such walks' stored partials
+    (``partials``: every value it reduces is loaded, ``chunk-reduce``'s combine) on fewer
+    rows than SMs, a lane a partial.
 
     A *contraction* (a matmul: its reduce reads an input shared by other outputs) left to
     this default schedule (the register tiles are the matmul passes' business) gets a
@@ -239,10 +252,15 @@ def cooperation_threads(
     row with a warp's lanes a row apart.
     """
     target = target or target_for()
+    # A weighted walk's combine of a few partials (``chunk-reduce``'s flash-decoding: 8-16
+    # chunks of a decode row) on fewer rows than SMs: one thread a row would merge every
+    # partial's accumulators in turn, the rows in one block; a lane a partial loads them
+    # at once and merges them by shuffles.
+    few_partials = partials and parallel < target.sm_count and reduce_extent >= 2
     if (
         accumulators >= WEIGHED_ACCUMULATORS
         and not columns
-        and reduce_extent >= MIN_COOPERATIVE_ROW
+        and (reduce_extent >= MIN_COOPERATIVE_ROW or few_partials)
     ):
         chosen = min(pow2_floor(reduce_extent), weighted_walk_threads(parallel, target))
         # Fewer rows than a block: whole warps (a block of fewer threads than a warp
