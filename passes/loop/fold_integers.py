@@ -131,7 +131,7 @@ class FoldConstantFlag(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.AndIOp | arith.OrIOp, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, arith.AndIOp | arith.OrIOp) or op.result.type != IntegerType(1):
+        if op.result.type != IntegerType(1):
             return
         absorbing = isinstance(op, arith.OrIOp)  # or: true absorbs; and: false absorbs
         for flag, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):

@@ -53,7 +53,7 @@ from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import identity_attr
 from deplodock.passes.tile.analysis import outside_values, reads_only_inputs, walks_columns
 from deplodock.passes.tile.edge_tiles import guard_accesses
-from deplodock.passes.tile.schedule.reduce import chunks_for, column_chunks_for
+from deplodock.passes.tile.schedule.reduce import ELEMENT_BYTES, chunks_for, column_chunks_for
 from deplodock.target import DEFAULT_ARCH, pass_target
 
 
@@ -120,14 +120,12 @@ def step_bytes(reduce: loop.ForOp) -> int:
     """Bytes one step of ``reduce`` loads (its body's loads, not counting the trips of a
     loop inside it): 4 for a sum of floats, a key's value row and score for attention's
     walk."""
-    return (
-        sum(
-            element_bytes(o.buffer.type.element_type)  # type: ignore[attr-defined]
-            for o in reduce.body.walk()
-            if isinstance(o, loop.LoadOp)
-        )
-        or 4
+    loaded = sum(
+        element_bytes(o.buffer.type.element_type)  # type: ignore[attr-defined]
+        for o in reduce.body.walk()
+        if isinstance(o, loop.LoadOp)
     )
+    return loaded or ELEMENT_BYTES
 
 
 def _rebuild(kernel: tile.KernelOp, extra_axes: int, extra_inputs: list[SSAValue]) -> tile.KernelOp:
