@@ -150,13 +150,21 @@ def test_value_columns(columns: int, walk: int) -> None:
 
 @pytest.mark.parametrize(
     ("columns", "rows", "walk"),
-    [(128, 16384, 128), (128, 4096, 128), (128, 32, 64), (1024, 16384, 64), (64, 1, 64)],
+    [
+        (128, 16384, 128),
+        (128, 4096, 128),
+        (128, 32, 64),
+        (1024, 16384, 1024),
+        (1024, 256, 1024),
+        (1024, 32, 64),
+        (64, 1, 64),
+    ],
 )
 def test_value_columns_count_the_lanes_a_row_will_have(columns: int, rows: int, walk: int) -> None:
     """A walk over many rows takes ``walk_column_lanes`` times more columns (a head dim of
-    128: one walk of 4 or 8 lanes, the scores never stored); a decode step's few rows keep
-    64 columns a walk (its keys are split across threads, each keeping whole rows), and
-    so does a head dim of 1024 (8 lanes would each keep 128 of the query row)."""
+    128: one walk of 4 or 8 lanes, the scores never stored; of 1024: one walk of a warp's
+    32 lanes, 32 a lane); a decode step's few rows keep 64 columns a walk (its keys are
+    split across threads, each keeping whole rows)."""
     assert value_columns(columns, rows=rows) == walk
 
 
@@ -551,6 +559,52 @@ def test_split_walk_columns_preserves_meaning(name: str) -> None:
         ([2 + columns // lanes], 1),
         13,
     )
+
+
+def test_head_dim_1024_is_one_walk_of_a_warp_of_lanes() -> None:
+    """A head dim of 1024 over 256 rows: one kernel (the scores never stored), its rows
+    dealt to 32 lanes (unroll-dots unrolls the 1024 products for the lanes to split),
+    blocks of 4 rows, 4 keys a staged chunk in dynamic shared memory (11 keys: the last
+    chunk ragged); the interpreters (SIMT, race checker) give PyTorch's answer."""
+    expr = _sdpa(1, 1, 1, 256, 11, 1024, ", is_causal=True")
+    captured = capture_expression(expr)
+    imported = import_program(captured.program)
+    lower(imported.module, to="kernel")
+    (walk,) = [o for o in imported.module.walk() if isinstance(o, kernel.KernelOp)]
+    assert walk.block_shape == (128, 1, 1) and walk.grid_shape == (64, 1, 1)
+    assert walk.dynamic_shared_bytes() == 2 * 2 * 4 * 1024 * 4
+    args, _, reference = fresh_inputs(captured, imported.func, 5, device="cpu")
+    want = [w.numpy() for w in reference()]
+    _close(run_forward(imported.module, [a.numpy() for a in args]), want)
+
+
+def _kernels(module: ModuleOp) -> int:
+    from deplodock.dialects import tile
+
+    return sum(isinstance(o, tile.KernelOp) for o in module.walk())
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        _sdpa(1, 1, 1, 256, 515, 16),  # walk_chunks: 8 parts of 65 keys, the last ragged
+        _sdpa(1, 4, 2, 64, 600, 32, ", enable_gqa=True"),
+    ],
+)
+def test_chunk_reduce_splits_a_fused_walk_by_keys(expr: str) -> None:
+    """A walk of few rows that is not causal, long (515 keys, ``walk_chunks``) or told to
+    (``chunks=4``), is split by keys across blocks: the chunk kernel recomputes the query
+    row it reads (``analysis.prelude``, hoisted before the walk by unroll-dots) and stores
+    the value columns stacked, so split-walk-columns deals them to lanes; the tile
+    interpreter before and after, and the whole pipeline at the kernel level, give
+    PyTorch's answer."""
+    from deplodock.passes.tile.chunk_reduce import ChunkReduce
+
+    chunks = 0 if "515" in expr else 4
+    module = _around_pass(expr, "chunk-reduce", ChunkReduce(chunks=chunks), _kernels, 1, 2, 11)
+    if chunks == 0:  # the default pipeline split it too, and dealt the parts' rows to lanes
+        names = [k.sym_name.data for k in module.walk() if isinstance(k, kernel.KernelOp)]
+        assert names == ["k_scaled_dot_product_attention_chunks", "k_scaled_dot_product_attention"]
 
 
 def test_split_walk_columns_leaves_decode_and_narrow_heads() -> None:

@@ -10,6 +10,8 @@ from deplodock.passes.tile.schedule.reduce import (
     CAUSAL_WALK_BLOCK_THREADS,
     walk_batch,
     walk_block_threads,
+    walk_chunk,
+    walk_chunks,
     walk_column_lanes,
 )
 from deplodock.target import target_for
@@ -46,11 +48,48 @@ def test_walk_lanes_hold_a_row_in_few_registers_when_rows_are_many() -> None:
 def test_causal_walks_take_small_blocks_and_every_walk_covers_the_sms() -> None:
     many = 131072 * 2
     assert walk_block_threads(True, many, 256, H200) == CAUSAL_WALK_BLOCK_THREADS
-    assert walk_block_threads(False, many, 256, H200) == 256
-    assert walk_block_threads(False, 16384 * 2, 256, H200) == 128  # 128 blocks of 256
+    assert walk_block_threads(True, many, 256, H200, lanes=2) == CAUSAL_WALK_BLOCK_THREADS
+    # other walks: 32 rows a block, 64 to 256 threads
+    assert walk_block_threads(False, many, 256, H200, lanes=8) == 256
+    assert walk_block_threads(False, many, 256, H200, lanes=4) == 128
+    assert walk_block_threads(False, many, 256, H200, lanes=2) == 64
+    assert walk_block_threads(False, 16384 * 8, 256, H200, lanes=8) == 256
+    assert walk_block_threads(False, 16384 * 2, 256, H200, lanes=8) == 128  # 128 of 256
     # 3584 rows of 4 threads: 56 blocks of 256 would leave SMs idle; 64 give 224
-    assert walk_block_threads(False, 3584 * 4, 256, H200) == 64
-    assert walk_block_threads(False, 3584 * 8, 256, H200) == 128  # 112 blocks of 256
+    assert walk_block_threads(False, 3584 * 4, 256, H200, lanes=4) == 64
+    assert walk_block_threads(False, 3584 * 8, 256, H200, lanes=8) == 128  # 112 of 256
+
+
+def test_long_rows_take_a_warp_of_lanes_and_blocks_of_four_rows() -> None:
+    """A head dim of 1024 (over 256 rows) is dealt to a warp's lanes, 32 a lane, and a
+    block keeps 4 such rows (a staged chunk shared by 2 rows would be read from L2 twice
+    as often); 2048 floats of a key and its value row take 4 keys a chunk in dynamic
+    shared memory (two copies: 64 KB, a third of an H200 SM's), 4096 do not."""
+    assert walk_column_lanes(2048, 1024, 1024) == 32
+    assert walk_column_lanes(16384, 1024, 1024) == 32
+    assert walk_column_lanes(2048, 512, 512) == 16
+    assert walk_column_lanes(2048, 1000, 1000) == 8  # 1000 = 8 x 125: 16 lanes do not divide
+    assert walk_column_lanes(128, 1024, 1024) == 1  # decode: the keys split instead
+    assert walk_block_threads(True, 2048 * 32, 256, H200, lanes=32) == 128
+    assert walk_chunk(2 * 1024 * 4, H200) == 4
+    assert walk_chunk(2 * 512 * 4, H200) == 4  # 16 KB fit the static budget already
+    assert walk_chunk(2 * 128 * 4, H200) == 16
+    assert walk_chunk(2 * 2048 * 4, H200) == 1  # 128 KB for 4 keys: left whole
+    small = target_for("sm_75")  # 64 KB of shared memory a block
+    assert walk_chunk(2 * 1024 * 4, small) == 2
+
+
+def test_few_long_rows_not_causal_are_split_by_keys() -> None:
+    """``walk_chunks``: rows that would take 8 lanes each (256 to 8191) of a long walk
+    that is not causal are split by keys, so each part's rows are many on few lanes;
+    causal walks, short walks, many rows and decode stay whole."""
+    assert walk_chunks(8000, 1000, 64, False, H200) == 8
+    assert walk_chunks(8000, 1000, 64, True, H200) == 1
+    assert walk_chunks(4096, 128, 64, False, H200) == 1  # short: one block of keys
+    assert walk_chunks(16384, 1000, 64, False, H200) == 1  # many rows
+    assert walk_chunks(32, 4096, 128, False, H200) == 1  # decode: chunks_for's
+    assert walk_chunks(2048, 512, 1024, False, H200) == 2  # 32 lanes a row
+    assert walk_chunks(1000, 997, 64, False, H200) == 8  # a prime walk: ragged parts
 
 
 def test_ragged_rows_of_a_small_block_still_fill_a_warp() -> None:

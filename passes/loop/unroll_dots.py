@@ -39,14 +39,18 @@ from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 
-from deplodock.dialects.combine import identity_attr
+from deplodock.dialects.combine import ONLINE_SUM, identity_attr
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, YieldOp
 from deplodock.passes.loop.fuse import hoist_invariants, weighs_scores
 from deplodock.passes.tile.analysis import depends_on
+from deplodock.passes.tile.schedule.reduce import walk_column_lanes
 
 MAX_UNROLLED_DOT = 128
 """Dot products this long or shorter are unrolled: a head dim of 128 is 128 registers of
-the query row, with the walk's accumulators (64 value columns a walk) within 255."""
+the query row, with the walk's accumulators (64 value columns a walk) within 255. A walk
+whose rows ``split-walk-columns`` will deal out to lanes (``walk_column_lanes``) keeps a
+lane's share of the query row, so its dot products are unrolled up to this many times
+its lanes (a head dim of 1024 over 32 lanes: 32 a lane)."""
 
 
 DOT_CHAINS = 4
@@ -57,7 +61,9 @@ sum is then another order of the same terms (as cuBLAS's is), not the loop's bit
 
 def unrollable(inner: ForOp, walk: ForOp, max_extent: int = MAX_UNROLLED_DOT) -> bool:
     """Whether ``inner`` is a dot product of ``walk`` worth unrolling (module docstring)."""
-    if inner.kinds != ["add"] or inner.extent > max_extent or inner.parent_op() is not walk:
+    if inner.kinds != ["add"] or inner.parent_op() is not walk:
+        return False
+    if inner.extent > max_extent * _lanes(walk, inner.extent):
         return False
     if any(isinstance(o, ForOp) for o in inner.body.block.ops):
         return False
@@ -65,6 +71,19 @@ def unrollable(inner: ForOp, walk: ForOp, max_extent: int = MAX_UNROLLED_DOT) ->
     memo: dict[SSAValue, bool] = {}
     iv = walk.induction_var
     return any(not any(depends_on(i, iv, memo) for i in x.indices) for x in loads)
+
+
+def _lanes(walk: ForOp, dims: int) -> int:
+    """The lanes ``split-walk-columns`` will deal a row of ``walk`` out to, its query row
+    ``dims`` long: ``walk_column_lanes`` of the rows (the free loops around the walk) and
+    the value columns (the walk's online sums but the weights')."""
+    rows, parent = 1, walk.parent_op()
+    while isinstance(parent, ForOp):
+        if not parent.kinds:
+            rows *= parent.extent
+        parent = parent.parent_op()
+    columns = max(1, walk.kinds.count(ONLINE_SUM) - 1)
+    return walk_column_lanes(rows, dims, columns)
 
 
 def unroll(inner: ForOp, chains: int = 1) -> None:

@@ -23,6 +23,7 @@ returns the probabilities keeps them).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod as product
 
 from xdsl.context import Context
 from xdsl.dialects import arith, math
@@ -44,7 +45,9 @@ MAX_WALKS = 2
 """Fold only when a row's value columns take at most this many walks (``value_columns``):
 each walk weighs the row's scores again. H200 (``docs/bench/h200-2026-12-03-s14``):
 head dim 128 (2 walks, Qwen2.5-7B S=512) 1098 -> 731 us folded; head dim 1024 (16
-walks) 424 -> 3444 us, so it is left as the softmax and the product."""
+walks) 424 -> 3444 us, so it is left as the softmax and the product, unless its rows are
+many enough to deal the head dim out to a warp's lanes (``value_columns``' ``rows``: one
+walk of 32 lanes, 32 columns a lane)."""
 
 
 def _only_use(value: SSAValue, user: Operation) -> bool:
@@ -204,7 +207,9 @@ def match_softmax_sum(out: ten.ReduceOp) -> _Match | None:
     if scores.type.get_shape()[r] == 0:  # type: ignore[union-attr]
         return None  # an empty softmax is lowered as the reductions it is (LiftEmpty)
     columns = values.type.get_shape()[-1]  # type: ignore[union-attr]
-    if columns // value_columns(columns) > MAX_WALKS:
+    shape = scores.type.get_shape()  # type: ignore[union-attr]
+    rows = product(shape) // shape[r]  # the walks' rows: the lanes a row may take
+    if columns // value_columns(columns, rows=rows) > MAX_WALKS:
         return None
     dead = (prod, p_b, probs, sum_b, total, exp_op, max_view, maximum)
     return _Match(scores, values, r, safe, dead)

@@ -12,6 +12,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
+from xdsl.traits import is_side_effect_free
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op, expr_linear_form, linear_form
@@ -79,6 +80,33 @@ def reads_only_inputs(kernel: tile.KernelOp, reduce: loop.ForOp) -> bool:
         if not isinstance(value.owner, arith.ConstantOp):
             return False
     return reduce.lower.data == 0
+
+
+def prelude(kernel: tile.KernelOp, reduce: loop.ForOp) -> list[Operation] | None:
+    """The top-level ops of ``kernel`` that compute what ``reduce`` reads from outside it,
+    in block order, when they are all loads of input buffers and side-effect-free ops
+    without regions, ending at the axes, inputs and constants (attention's query row,
+    hoisted before its walk by ``unroll-dots``); None if anything else is read, or the
+    reduce does not start at 0. ``[]`` is ``reads_only_inputs``."""
+    block = kernel.body.block
+    args = set(block.args[: kernel.num_axes + len(kernel.inputs)])
+    found: set[Operation] = set()
+    stack = list(outside_values(reduce))
+    while stack:
+        value = stack.pop()
+        owner = value.owner
+        if value in args or owner in found:
+            continue
+        if not isinstance(owner, Operation) or owner.parent_block() is not block:
+            return None
+        plain = isinstance(owner, loop.LoadOp) or is_side_effect_free(owner)
+        if owner.regions or not plain:
+            return None
+        found.add(owner)
+        stack.extend(owner.operands)
+    if reduce.lower.data != 0:
+        return None
+    return [o for o in block.ops if o in found]
 
 
 def register_tile_of(kernel: tile.KernelOp) -> tuple[int, int] | None:

@@ -130,7 +130,9 @@ class PlaceFreeAxes(RewritePattern):
             budget = self.block_threads or DEFAULT_BLOCK_THREADS
             if walk and not self.block_threads:
                 threads = op.threads_per_block() * math.prod(free)
-                budget = walk_block_threads(causal_walk(op), threads, DEFAULT_BLOCK_THREADS)
+                budget = walk_block_threads(
+                    causal_walk(op), threads, DEFAULT_BLOCK_THREADS, lanes=op.threads_per_block()
+                )
             room = budget // op.threads_per_block()
             packed = rows_per_block(free[-1], room, walk, op.threads_per_block())
             if packed > 1:

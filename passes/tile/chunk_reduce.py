@@ -51,9 +51,20 @@ from deplodock.dialects import loop, tile
 from deplodock.dialects.access import buffer_type, element_bytes
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import identity_attr
-from deplodock.passes.tile.analysis import outside_values, reads_only_inputs, walks_columns
+from deplodock.passes.tile.analysis import (
+    causal_walk,
+    outside_values,
+    prelude,
+    walks_columns,
+    weighted_walk,
+)
 from deplodock.passes.tile.edge_tiles import guard_accesses
-from deplodock.passes.tile.schedule.reduce import ELEMENT_BYTES, chunks_for, column_chunks_for
+from deplodock.passes.tile.schedule.reduce import (
+    ELEMENT_BYTES,
+    chunks_for,
+    column_chunks_for,
+    walk_chunks,
+)
 from deplodock.target import DEFAULT_ARCH, pass_target
 
 
@@ -168,20 +179,55 @@ def _fresh_name(kernel: tile.KernelOp, suffix: str) -> str:
     return name
 
 
+def _slots(reduce: loop.ForOp, stacked: bool) -> list[tuple[int, int | None]]:
+    """Where each result of ``reduce`` goes among the chunk kernel's outputs: (output,
+    None) an output a result; ``stacked`` (a walk's online group: its max, its sum, then
+    its value columns) the max and the sum on their own and the value columns in one
+    output, column ``j`` at last index ``j`` (``(2, j)``), as the walk stores its row, so
+    ``split-walk-columns`` can deal the chunk kernel's columns out to lanes too."""
+    if not stacked:
+        return [(k, None) for k in range(len(reduce.results))]
+    return [(0, None), (1, None), *((2, j) for j in range(len(reduce.results) - 2))]
+
+
+def _slot_access(slot, buffer, rank: int, index: list[SSAValue], value=None):
+    """A load of (or, with ``value``, a store to) ``buffer`` at ``index``, and at the
+    slot's column last when it has one."""
+    column = slot[1]
+    dims = tuple(AffineExpr.dimension(i) for i in range(rank))
+    if column is not None:
+        dims = (*dims, AffineExpr.constant(column))
+    access = AffineMap(rank, 0, dims)
+    if value is None:
+        return loop.LoadOp(buffer, access, index)
+    return loop.StoreOp(value, buffer, access, index)
+
+
 def _chunk_kernel(
-    kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int, chunk_first: bool = False
+    kernel: tile.KernelOp,
+    reduce: loop.ForOp,
+    chunks: int,
+    chunk_first: bool = False,
+    stacked: bool = False,
 ) -> tile.KernelOp:
     """The kernel computing ``reduce`` over each chunk: axes (rows.., %c), one output of
     shape (rows.., C) per result; with ``chunk_first`` axes (%c, rows..) and outputs of
-    shape (C, rows..) (a matmul's K split: its rows stay the last two axes)."""
+    shape (C, rows..) (a matmul's K split: its rows stay the last two axes); ``stacked``:
+    a walk's value columns in one output (``_slots``)."""
     axes = [(arg, extent) for arg, extent, _ in kernel.axes]
-    outside = outside_values(reduce)
+    before = prelude(kernel, reduce) or []
+    outside = [*outside_values(reduce), *(v for o in before for v in o.operands)]
     buffers = list(kernel.input_buffers)
     used = [b for b in buffers if b in outside]
     operands = [kernel.inputs[buffers.index(b)] for b in used]
     rows = [e for _, e in axes]
     shape = [chunks, *rows] if chunk_first else [*rows, chunks]
-    results = [TensorType(r.type, shape) for r in reduce.results]
+    slots = _slots(reduce, stacked)
+    results = [
+        TensorType(r.type, shape if column is None else [*shape, len(reduce.results) - 2])
+        for r, (k, column) in zip(reduce.results, slots, strict=True)
+        if column in (None, 0)
+    ]
     part_axes = [(e, "free") for e in shape]
     body = tile.KernelOp.empty_body(part_axes, [v.type for v in operands], results)
     block = body.block
@@ -202,16 +248,19 @@ def _chunk_kernel(
             constant = value.owner.clone()
             block.add_op(constant)
             mapping[value] = constant.result
+    for op in before:  # what the reduce reads of the kernel's own: a walk's query row
+        if op.results and op.results[0] in mapping:
+            continue  # a constant, cloned above
+        block.add_op(op.clone(value_mapper=mapping))
     partial = reduce.clone(value_mapper=mapping)
     block.add_op(partial)
     size = -(-reduce.extent // chunks)
     _narrow(partial, chunk, size, reduce.extent if size * chunks != reduce.extent else None)
     rank = len(shape)
-    identity = AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank)))
     row_axes = [mapping[a] for a, _ in axes]
     index = [chunk, *row_axes] if chunk_first else [*row_axes, chunk]
-    for result, out in zip(partial.results, outs, strict=True):
-        block.add_op(loop.StoreOp(result, out, identity, index))
+    for result, slot in zip(partial.results, slots, strict=True):
+        block.add_op(_slot_access(slot, outs[slot[0]], rank, index, result))
     new = tile.KernelOp(_fresh_name(kernel, "_chunks"), part_axes, operands, results, body)
     new.attributes.update(kernel.attributes)
     for result in new.results:
@@ -220,12 +269,18 @@ def _chunk_kernel(
 
 
 def split(
-    kernel: tile.KernelOp, reduce: loop.ForOp, chunks: int, chunk_first: bool = False
+    kernel: tile.KernelOp,
+    reduce: loop.ForOp,
+    chunks: int,
+    chunk_first: bool = False,
+    stacked: bool = False,
 ) -> tile.KernelOp:
     """Rewrite ``kernel`` in place, with its chunk kernel inserted before it (see the
-    module docstring); returns the chunk kernel. ``chunk_first``: see ``_chunk_kernel``
-    (the elementwise tail is then left whole)."""
-    part = _chunk_kernel(kernel, reduce, chunks, chunk_first)
+    module docstring); returns the chunk kernel. ``chunk_first``, ``stacked``: see
+    ``_chunk_kernel`` (with ``chunk_first`` the elementwise tail is left whole)."""
+    before = prelude(kernel, reduce) or []
+    slots = _slots(reduce, stacked)
+    part = _chunk_kernel(kernel, reduce, chunks, chunk_first, stacked)
     Rewriter.insert_op(part, InsertPoint.before(kernel))
     tail = _chunked_free_loops(kernel, reduce) if chunks > 1 and not chunk_first else None
     row_axes = kernel.num_axes
@@ -238,16 +293,17 @@ def split(
     )
     index = combine.induction_var
     index.name_hint = "c_part"
-    rank = row_axes + 1
-    identity = AffineMap(rank, 0, tuple(AffineExpr.dimension(i) for i in range(rank)))
     parts = [index, *row_args] if chunk_first else [*row_args, index]
-    loads = [loop.LoadOp(b, identity, parts) for b in buffers]
+    loads = [_slot_access(slot, buffers[slot[0]], row_axes + 1, parts) for slot in slots]
     for load, old in zip(loads, reduce.results, strict=True):
         load.result.name_hint = f"{old.name_hint or 'acc'}_part"
     combine.body.block.add_ops([*loads, loop.YieldOp(*[ld.result for ld in loads])])
     for old, new in zip(reduce.results, combine.results, strict=True):
         new.name_hint = old.name_hint
     Rewriter.replace_op(reduce, combine)
+    for op in reversed(before):  # the combine reads partials, not the reduce's inputs
+        if not any(r.uses for r in op.results):
+            Rewriter.erase_op(op)
     if tail:
         chunk = block.args[row_axes]
         for free in tail:
@@ -299,7 +355,7 @@ class ChunkReduce(ModulePass):
             reduces = [
                 o for o in kernel.body.block.ops if isinstance(o, loop.ForOp) and o.is_reduce
             ]
-            if not reduces or not all(reads_only_inputs(kernel, r) for r in reduces):
+            if not reduces or any(prelude(kernel, r) is None for r in reduces):
                 continue
             rows = 1
             for _, extent, _ in kernel.axes:
@@ -310,13 +366,19 @@ class ChunkReduce(ModulePass):
                 kernel = reduce.parent_op()
                 assert isinstance(kernel, tile.KernelOp)
                 columns = walks_columns(kernel, reduce)
+                many = weighted_walk(kernel) and rows >= target.sm_count
                 if columns:
                     planned = column_chunks_for(rows, reduce.extent, target)
+                elif many:  # attention's rows: split to fill the GPU (prefill, not decode)
+                    values = len(reduce.kinds) - 2
+                    planned = walk_chunks(rows, reduce.extent, values, causal_walk(kernel), target)
                 else:
                     planned = chunks_for(rows, reduce.extent, target, step_bytes(reduce))
                 chunks = self.chunks or planned
                 wanted = chunks > 1 or bool(self.kernels)
                 ragged = reduce.extent % chunks != 0
                 if wanted and not (ragged and _chunked_free_loops(kernel, reduce)):
-                    # a column reduction keeps its outputs innermost: the chunk axis first
-                    split(kernel, reduce, chunks, chunk_first=columns)
+                    # a column reduction keeps its outputs innermost, and so does a walk
+                    # of many rows (a block's rows share each staged chunk of keys): the
+                    # chunk axis first; a decode step's few rows keep their chunks together
+                    split(kernel, reduce, chunks, chunk_first=columns or many, stacked=many)

@@ -57,6 +57,7 @@ from deplodock.dialects.combine import ONLINE_MAX
 from deplodock.passes.tile.analysis import axes_used, chunk_loop, is_chunked
 from deplodock.passes.tile.chunk_reduce import mask_past_end
 from deplodock.passes.tile.schedule.reduce import walk_chunk
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 
 def walks(kernel: tile.KernelOp) -> list[tile.StridedForOp | loop.ForOp]:
@@ -113,8 +114,9 @@ def _stageable(load: loop.LoadOp, kernel: tile.KernelOp) -> bool:
 
 
 class ChunkWalks(RewritePattern):
-    def __init__(self, chunk: int):
+    def __init__(self, chunk: int, target: Target | None = None):
         self.chunk = chunk
+        self.target = target
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
@@ -123,7 +125,7 @@ class ChunkWalks(RewritePattern):
             if row is None:
                 continue
             extent = walk.upper.data
-            chunk = min(self.chunk or walk_chunk(row), extent)
+            chunk = min(self.chunk or walk_chunk(row, self.target), extent)
             if chunk > 1:
                 self._chunk(walk, chunk, rewriter)
 
@@ -151,10 +153,14 @@ class ChunkWalk(ModulePass):
     chunk: int = 0
     """Keys per chunk (0: ``walk_chunk`` decides; 1 leaves every walk whole)."""
 
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``) whose shared memory long rows' chunks may fill."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.chunk < 0:
             raise DiagnosticException(f"chunk-walk: chunk={self.chunk} must not be negative")
+        target = pass_target(self.name, self.arch)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([ChunkWalks(self.chunk)], dce_enabled=False),
+            GreedyRewritePatternApplier([ChunkWalks(self.chunk, target)], dce_enabled=False),
             apply_recursively=False,
         ).rewrite_module(op)

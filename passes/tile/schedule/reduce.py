@@ -96,6 +96,7 @@ MIN_LANE_DIMS = 8  # elements of the head dim a lane keeps, at least
 MIN_LANE_ROWS = 256  # fewer query rows (decode) split their keys across threads instead
 MAX_LANE_ROWS = 8192  # more rows take the fewest lanes that hold a row in LANE_WORDS
 LANE_WORDS = 96  # registers a lane of many rows keeps for its row: query, sums, batch sums
+MAX_LANE_SHARE = 32  # a lane's share of a long head dim, at most, when a warp's lanes divide it
 
 
 def walk_column_lanes(rows: int, dims: int, columns: int, target: Target | None = None) -> int:
@@ -127,33 +128,91 @@ def walk_column_lanes(rows: int, dims: int, columns: int, target: Target | None 
         while (dims + 2 * columns) > LANE_WORDS * lanes and lanes < COLUMN_LANES:
             lanes *= 2
         fits = dims % lanes == 0 and columns % lanes == 0 and dims // lanes >= MIN_LANE_DIMS
-        return lanes if fits else 1
-    lanes = COLUMN_LANES
-    while lanes > 1 and (dims % lanes or columns % lanes or dims // lanes < MIN_LANE_DIMS):
-        lanes //= 2
+        if not fits:
+            return 1
+    else:
+        lanes = COLUMN_LANES
+        while lanes > 1 and (dims % lanes or columns % lanes or dims // lanes < MIN_LANE_DIMS):
+            lanes //= 2
+    # A long head dim (1024) would leave each of COLUMN_LANES lanes 128 elements of the
+    # query and as many accumulators: more lanes, up to a warp, while they divide it.
+    while (
+        max(dims, columns) > MAX_LANE_SHARE * lanes
+        and lanes < WARP
+        and dims % (2 * lanes) == 0
+        and columns % (2 * lanes) == 0
+    ):
+        lanes *= 2
     return lanes
+
+
+WALK_THREADS_PER_SM = 512  # threads a walk of few rows is split to keep on every SM
+MIN_SPLIT_WALK = 512  # keys a walk must have to be split
+MIN_SPLIT_KEYS = 64  # keys each part of a split walk keeps, at least
+
+
+def walk_chunks(
+    rows: int, keys: int, columns: int, causal: bool, target: Target | None = None
+) -> int:
+    """Cost function: parts an attention walk's keys are split into across blocks
+    (``chunk-reduce``: each part a walk of its own over ``keys / parts`` keys, a merge of
+    the parts' online partials after, as flash-decoding splits a decode step), for a walk
+    that is not ``causal``, of ``MIN_LANE_ROWS`` to ``MAX_LANE_ROWS`` rows (fewer are a
+    decode step's, ``chunks_for``; more fill the GPU) and ``MIN_SPLIT_WALK`` keys or more:
+    the power of two that brings its rows, on the lanes a row takes among many
+    (``walk_column_lanes``, the head dim taken as the ``columns``), to ``WALK_THREADS_PER_SM``
+    threads on every SM of ``target`` without a part falling below ``MIN_SPLIT_KEYS``.
+    Whole, such rows take 8 lanes each (``walk_column_lanes``), each lane repeating every
+    key's online step; split, they are many rows on those few lanes: H200,
+    S=1000 not causal, head dim 64 (8000 rows; ``docs/bench/h200-2026-12-04-s21``):
+    201 us whole on 8 lanes, 156 on 2, split in 2 / 4 / 8 (2 lanes, blocks of 64) 158 /
+    143 / 146. A causal walk stays whole: its blocks already walk different numbers of
+    keys, and split, most rows' early parts are masked whole (TinyLlama's S=512 attention
+    100 -> 138 us in two, Qwen2.5-7B's 208 -> 321)."""
+    target = target or target_for()
+    if causal or not MIN_LANE_ROWS <= rows < MAX_LANE_ROWS or keys < MIN_SPLIT_WALK:
+        return 1
+    lanes = walk_column_lanes(MAX_LANE_ROWS, columns, columns)  # a row's among many
+    return _doubled(
+        keys,
+        lambda parts: (
+            rows * (parts // 2) * lanes < WALK_THREADS_PER_SM * target.sm_count
+            and keys // parts >= MIN_SPLIT_KEYS
+        ),
+    )
 
 
 CAUSAL_WALK_BLOCK_THREADS = 64  # a causal attention walk's blocks: many, to even out
 
 
+MIN_WALK_BLOCK_ROWS = 4  # rows a block of a walk shares each staged chunk among, at least
+WALK_BLOCK_ROWS = 32  # rows a block of a walk that is not causal takes, lanes allowing
+
+
 def walk_block_threads(
-    causal: bool, threads: int, default: int, target: Target | None = None
+    causal: bool, threads: int, default: int, target: Target | None = None, lanes: int = 1
 ) -> int:
     """Cost function: threads a block of an attention walk's rows (``blockify-launch``),
     the walk taking ``threads`` in all. A causal walk's blocks attend to different
     numbers of keys (the last block of a head about all of them, the first one chunk:
     ``skip-masked-chunks``), so small blocks, many to an SM, keep every SM busy to the
-    end: ``CAUSAL_WALK_BLOCK_THREADS``; other walks take ``default``, whose larger blocks
-    share each staged chunk among more rows; either halves (to 64) while the blocks would
-    not cover the SMs. Session 18 (H200, fp32; ``docs/bench/h200-2026-12-03-s18``, gpu4),
+    end: ``CAUSAL_WALK_BLOCK_THREADS``; other walks take ``WALK_BLOCK_ROWS`` rows, from 64
+    threads up to ``default``, whose larger blocks share each staged chunk among more
+    rows (8 lanes a row: 256 threads; 2 lanes: 64, where 256 waited longer at each
+    chunk's barrier: H200, S=1000 not causal with its keys split in 8, 146 us against
+    181, ``docs/bench/h200-2026-12-04-s21``); either halves (to 64) while the blocks would
+    not cover the SMs. Either way a block keeps ``MIN_WALK_BLOCK_ROWS`` rows of ``lanes``
+    threads each (a head dim of 1024 over 32 lanes: 128 threads, where 64 would stage each
+    chunk of keys for two rows). Session 18 (H200, fp32; ``docs/bench/h200-2026-12-03-s18``, gpu4),
     64 / 128 / 256 threads: causal TinyLlama S=512 99 / 109 / 109 us, S=128 14.6 / 16.1
     / 15.7, Qwen S=512 268 / 267 / 281, head dim 64 S=4096 3550 / 3542 / 3750, head dim
     128 S=2048 1898 / 1899 / 1985; Qwen S=128 (a walk over stored scores, 56 blocks of
     256) 28.7 / 29.3 / 40.7; not causal, S=1000: 246 / 201 / 202."""
     target = target or target_for()
-    block = CAUSAL_WALK_BLOCK_THREADS if causal else default
-    while block > CAUSAL_WALK_BLOCK_THREADS and -(-threads // block) < target.sm_count:
+    least = min(default, max(CAUSAL_WALK_BLOCK_THREADS, MIN_WALK_BLOCK_ROWS * lanes))
+    rows = min(default, max(CAUSAL_WALK_BLOCK_THREADS, WALK_BLOCK_ROWS * lanes))
+    block = max(least, CAUSAL_WALK_BLOCK_THREADS if causal else rows)
+    while block > least and -(-threads // block) < target.sm_count:
         block //= 2
     return block
 
@@ -183,20 +242,29 @@ def walk_batch(trips: int, sums: int = 0) -> int:
 
 WALK_CHUNK = 64  # keys a block stages at once, at most
 WALK_CHUNK_BYTES = 16 * 1024  # a chunk's slabs: two copies (fill-k-loop) stay static
+MIN_WALK_CHUNK = 4  # keys a chunk of long rows keeps in dynamic shared memory, at least
+WALK_BLOCKS_PER_SM = 3  # ... while its two copies leave room for this many blocks an SM
 
 
-def walk_chunk(key_bytes: int) -> int:
+def walk_chunk(key_bytes: int, target: Target | None = None) -> int:
     """Cost function: keys per chunk of an attention walk whose block shares its key and
     value rows (``chunk-walk``): the largest power of two up to ``WALK_CHUNK`` whose slabs
     (``key_bytes`` a key) fit ``WALK_CHUNK_BYTES``; 1 (leave the walk) if not even two.
     Double-buffered, the slabs then fit a block's 48 KB of static shared memory. H200,
     causal GQA attention, head dim 64 (``docs/bench/h200-2026-12-03-s15``): 32 keys a
     chunk against 64, S=512 167 / 163 us, S=128 78 / 78; head dim 128, S=512 285 / 304,
-    S=2048 1992 / 2214."""
+    S=2048 1992 / 2214.
+
+    Rows so long that fewer than ``MIN_WALK_CHUNK`` keys fit (head dim 1024: 8 KB a key)
+    take that many in dynamic shared memory when the two copies leave ``target``'s SMs
+    room for ``WALK_BLOCKS_PER_SM`` blocks: a batch of 4 keys a step instead of 2 (H200,
+    head dim 1024, S=512 causal: 272 us against 302, ``docs/bench/h200-2026-12-04-s21``)."""
+    target = target or target_for()
     chunk = WALK_CHUNK
     while chunk > 1 and chunk * key_bytes > WALK_CHUNK_BYTES:
         chunk //= 2
-    return chunk
+    fits = 2 * MIN_WALK_CHUNK * key_bytes <= target.shared_bytes // WALK_BLOCKS_PER_SM
+    return MIN_WALK_CHUNK if chunk < MIN_WALK_CHUNK and fits else chunk
 
 
 def cooperation_threads(

@@ -1,0 +1,77 @@
+"""Session 21: attention-shapes' misses as variants of the passes' options, beside eager
+and torch.compile in one run (``deplodock.bench.variants``: each variant checked against
+eager at 1e-5 of the largest output, then timed).
+
+- head dim 1024 (S=512, causal): one walk of 32 lanes, 32 columns a lane, blocks of 4
+  rows (the default since call 1), against blocks of 2 rows (``b64``), the keys not
+  staged (``k1``: read through L1), 4 keys a staged chunk (``k4``) and the keys split in
+  two across blocks (``c2``). Call 1 also had 8 rows (``b256``) and 16 lanes (``u16``).
+- S=1000, not causal: 8000 rows of 8 lanes on 250 blocks (default), against the keys
+  split across blocks (``c{N}``: chunk-reduce, flash-decoding's combine after; call 1
+  had the chunk kernel's keys shared by 32 threads, since call 2 its head dim dealt to
+  lanes), with 4 lanes (``u4``) or blocks of 64 (``b64``), and 2 lanes unsplit (``u2``).
+- TinyLlama's and Qwen2.5-7B's causal S=512: the keys split in two (``c2``).
+
+    python3 docs/bench/h200-2026-12-04-s21/attention.py [CASE ...]      # default: all
+"""
+
+import sys
+import warnings
+
+import torch
+
+warnings.filterwarnings("ignore")
+F = torch.nn.functional
+
+
+def _sdpa(hq, hkv, sq, sk, d, causal):
+    fn = lambda q, k, v: F.scaled_dot_product_attention(  # noqa: E731
+        q, k, v, is_causal=causal, enable_gqa=hq != hkv
+    )
+    return fn, [
+        lambda: torch.randn(1, hq, sq, d),
+        lambda: torch.randn(1, hkv, sk, d),
+        lambda: torch.randn(1, hkv, sk, d),
+    ]
+
+
+CASES = {
+    "d1024_S512": _sdpa(4, 4, 512, 512, 1024, True),
+    "d64_S1000": _sdpa(8, 8, 1000, 1000, 64, False),
+    "tinyllama_S512": _sdpa(32, 4, 512, 512, 64, True),
+    "qwen_S512": _sdpa(28, 4, 512, 512, 128, True),
+}
+
+
+def variants(name: str):
+    from deplodock.passes.tile.blockify_launch import BlockifyLaunch
+    from deplodock.passes.tile.chunk_reduce import ChunkReduce
+    from deplodock.passes.tile.chunk_walk import ChunkWalk
+    from deplodock.passes.tile.split_walk_columns import SplitWalkColumns
+
+    def chunked(chunks, **more):
+        return {"chunk-reduce": ChunkReduce(chunks=chunks), **more}
+
+    out = {"default": {}}
+    if name.startswith("d1024"):
+        out["b64"] = {"blockify-launch": BlockifyLaunch(block_threads=64)}
+        out["k1"] = {"chunk-walk": ChunkWalk(chunk=1)}  # keys read from L1/L2, not staged
+        out["k4"] = {"chunk-walk": ChunkWalk(chunk=4)}
+        out["c2"] = chunked(2)
+        return out
+    if name.endswith("S512"):  # causal: the keys split across blocks, early chunks empty
+        out["c2"] = chunked(2)
+        return out
+    for chunks in (2, 4, 8):
+        out[f"c{chunks}"] = chunked(chunks)
+    out["c4u4"] = chunked(4, **{"split-walk-columns": SplitWalkColumns(lanes=4)})
+    out["c4b64"] = chunked(4, **{"blockify-launch": BlockifyLaunch(block_threads=64)})
+    out["c8b64"] = chunked(8, **{"blockify-launch": BlockifyLaunch(block_threads=64)})
+    out["u2"] = {"split-walk-columns": SplitWalkColumns(lanes=2)}
+    return out
+
+
+if __name__ == "__main__":
+    from deplodock.bench.variants import compare
+
+    compare(CASES, variants, sys.argv[1:])
