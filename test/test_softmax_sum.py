@@ -632,7 +632,9 @@ BATCHED = {
     "prime_keys": _sdpa(1, 8, 8, 200, 131, 32),  # 131 keys, ragged row blocks, 4 lanes
     "two_walks": CHUNKED["two_walks"],  # head dim 128: one walk of 128 columns on 8 lanes
     "masked_rows": SPLIT["masked_rows"],  # rows of -inf scores only: safe softmax's 0
-    "one_query": _sdpa(1, 4, 4, 1, 1024, 32),  # decode: the keys split across threads
+    # decode: the keys split across threads (a longer walk is split across blocks too,
+    # chunk-reduce, whose parts of 64 keys take a key a thread: nothing to batch)
+    "one_query": _sdpa(1, 4, 4, 1, 512, 16),
 }
 
 

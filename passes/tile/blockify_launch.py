@@ -114,8 +114,9 @@ def matmul_placements(op: tile.KernelOp, free: list[int]) -> list[Placement] | N
 class PlaceFreeAxes(RewritePattern):
     """Rebind each free axis as block and/or thread, splitting and guarding as needed."""
 
-    def __init__(self, block_threads: int = 0):
+    def __init__(self, block_threads: int = 0, heavy_first: bool = False):
         self.block_threads = block_threads
+        self.heavy_first = heavy_first
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
@@ -124,9 +125,11 @@ class PlaceFreeAxes(RewritePattern):
         if not free:
             return
         packed = 0  # rows of the innermost free axis sharing a block (cooperative kernels)
+        reverse = False  # the packed rows' blocks numbered last row first
         if any(binding == "thread" for _, _, binding in axes):
             placements = [Placement(e, 1) for e in free]
             walk = weighted_walk(op)
+            reverse = self.heavy_first and walk and causal_walk(op)
             budget = self.block_threads or DEFAULT_BLOCK_THREADS
             if walk and not self.block_threads:
                 threads = op.threads_per_block() * math.prod(free)
@@ -160,7 +163,9 @@ class PlaceFreeAxes(RewritePattern):
                 continue
             place = next(placement_of)
             if packed > 1 and place.threads == packed:
-                position = self._pack_rows(arg, place, extent, position, block, new_axes, rewriter)
+                position = self._pack_rows(
+                    arg, place, extent, position, block, new_axes, rewriter, reverse
+                )
                 continue
             if not place.is_split:
                 new_axes.append((extent, "thread" if place.threads > 1 else "block"))
@@ -206,13 +211,16 @@ class PlaceFreeAxes(RewritePattern):
         block: Block,
         new_axes: list[tuple[int, str]],
         rewriter: PatternRewriter,
+        reverse: bool = False,
     ) -> int:
         """Rows ``%a = %a_b * R + %a_r``: ``%a_r`` becomes the *first* thread axis, so the
         cooperative axis stays the innermost one (consecutive lanes, as combines need).
         When ``R`` does not divide the rows (``rows_per_block``'s ragged packing) the last
         block's rows past the end wrap around, ``%a = (%a_b * R + %a_r) mod extent``:
         they compute rows of the first block again and store the same values there, so no
-        guard (and no barrier under one) is needed."""
+        guard (and no barrier under one) is needed. ``reverse``: the blocks count down,
+        ``%a = (B - 1 - %a_b) * R + %a_r``, so a causal walk's longest rows (the last ones)
+        are launched first and the short ones fill the last wave."""
         name = arg.name_hint or "a"
         operands = []
         if place.blocks > 1:
@@ -227,7 +235,8 @@ class PlaceFreeAxes(RewritePattern):
         position += 1
         if operands:
             d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
-            flat = d0 * place.threads + d1
+            first = (AffineExpr.constant(place.blocks - 1) - d0) if reverse else d0
+            flat = first * place.threads + d1
             if place.blocks * place.threads != extent:
                 flat = flat % extent
             index = apply_op(flat, [*operands, inner], name)
@@ -273,6 +282,9 @@ class BlockifyLaunch(ModulePass):
     block_threads: int = 0
     """Threads per block for kernels without a cooperative axis (0: ``block_threads_for``)."""
 
+    heavy_first: bool = False
+    """A causal walk's blocks of rows launched longest first (``_pack_rows``' reverse)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 0 <= self.block_threads <= tile.MAX_THREADS_PER_BLOCK:
             raise DiagnosticException(
@@ -280,6 +292,8 @@ class BlockifyLaunch(ModulePass):
                 f"{tile.MAX_THREADS_PER_BLOCK}"
             )
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([PlaceFreeAxes(self.block_threads)], dce_enabled=False),
+            GreedyRewritePatternApplier(
+                [PlaceFreeAxes(self.block_threads, self.heavy_first)], dce_enabled=False
+            ),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -255,18 +255,20 @@ class SplitColumns(RewritePattern):
         yielded = walk.body.block.last_op
         assert isinstance(yielded, loop.YieldOp)
         values = [v.owner for v in yielded.operands[2:]]
-        if dot is None or stores is None or columns < 1:
+        if stores is None or columns < 1 or (dot is None and not _merges_partials(walk)):
             return
         if any(
             not isinstance(v, loop.LoadOp) or v.parent_op() is not walk or _last_constant(v) != j
             for j, v in enumerate(values)
         ):
             return
-        dims = len(dot.products)
-        if sorted(dot.products) != list(range(dims)) or not _same_base(values):
+        if not _same_base(values):
+            return
+        dims = len(dot.products) if dot else columns  # a merge: no query row, lanes by columns
+        if dot is not None and sorted(dot.products) != list(range(dims)):
             return
         for side in ("lhs", "rhs"):
-            if not _same_base([getattr(p, side).owner for p in dot.products.values()]):
+            if dot and not _same_base([getattr(p, side).owner for p in dot.products.values()]):
                 return
         stored = [o for chain in stores.values() for o in chain if isinstance(o, loop.StoreOp)]
         if not _same_base(stored):
@@ -277,14 +279,30 @@ class SplitColumns(RewritePattern):
         self._split(op, walk, dot, values, stores, lanes, rewriter)
 
     @staticmethod
-    def _split(kernel, walk, dot: _Dot, values, stores, lanes: int, rewriter) -> None:
-        dims, columns = len(dot.products), len(values)
-        per_dim, per_column = dims // lanes, columns // lanes
+    def _split(kernel, walk, dot: _Dot | None, values, stores, lanes: int, rewriter) -> None:
         old_axes = [(e, b) for _, e, b in kernel.axes]
         body = rewriter.move_region_contents_to_new_regions(kernel.body)
         lane = rewriter.insert_block_argument(body.block, 0, IndexType())
         lane.name_hint = "u"
-        # The dot product: lane u's products, in chains, then added across the lanes.
+        if dot is not None:
+            SplitColumns._split_dot(dot, lane, lanes, rewriter)
+        SplitColumns._split_columns(walk, values, stores, lane, lanes, rewriter)
+        # The lane axis is the kernel's first thread axis, so it stays the innermost.
+        new_kernel = tile.KernelOp(
+            kernel.sym_name.data,
+            [(lanes, "thread"), *old_axes],
+            list(kernel.inputs),
+            [r.type for r in kernel.results],
+            body,
+        )
+        new_kernel.attributes.update(kernel.attributes)
+        rewriter.replace_op(kernel, new_kernel)
+
+    @staticmethod
+    def _split_dot(dot: _Dot, lane, lanes: int, rewriter) -> None:
+        """The dot product: lane u's products, in chains, then added across the lanes."""
+        dims = len(dot.products)
+        per_dim = dims // lanes
         kept = [dot.products[i] for i in range(per_dim)]
         for i, product in enumerate(kept):
             for operand in (product.lhs, product.rhs):
@@ -305,7 +323,13 @@ class SplitColumns(RewritePattern):
             for load in loads:
                 if not load.result.uses:
                     rewriter.erase_op(load)
-        # The value columns: lane u's, reindexed; the walk keeps 2 + C/U accumulators.
+
+    @staticmethod
+    def _split_columns(walk, values, stores, lane, lanes: int, rewriter) -> None:
+        """Lane u keeps its share of the value columns (reindexed loads and stores); the
+        walk keeps 2 + C/U accumulators."""
+        columns = len(values)
+        per_column = columns // lanes
         yielded = walk.body.block.last_op
         keep = 2 + per_column
         rewriter.replace_op(yielded, loop.YieldOp(*yielded.operands[:keep]))
@@ -331,16 +355,17 @@ class SplitColumns(RewritePattern):
             new.name_hint = old.name_hint
             old.replace_all_uses_with(new)
         rewriter.erase_op(walk)
-        # The lane axis is the kernel's first thread axis, so it stays the innermost.
-        new_kernel = tile.KernelOp(
-            kernel.sym_name.data,
-            [(lanes, "thread"), *old_axes],
-            list(kernel.inputs),
-            [r.type for r in kernel.results],
-            body,
-        )
-        new_kernel.attributes.update(kernel.attributes)
-        rewriter.replace_op(kernel, new_kernel)
+
+
+def _merges_partials(walk: loop.ForOp) -> bool:
+    """Whether ``walk`` merges stored online partials (``chunk-reduce``'s combine of a
+    split walk): its max and its sum are loads in its body, the same for every lane."""
+    yielded = walk.body.block.last_op
+    assert isinstance(yielded, loop.YieldOp)
+    return all(
+        isinstance(v.owner, loop.LoadOp) and v.owner.parent_op() is walk
+        for v in yielded.operands[:2]
+    )
 
 
 def _chains(products: list[arith.MulfOp], root: SSAValue, rewriter) -> SSAValue:

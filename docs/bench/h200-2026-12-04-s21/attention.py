@@ -11,10 +11,17 @@ eager at 1e-5 of the largest output, then timed).
   had the chunk kernel's keys shared by 32 threads, since call 2 its head dim dealt to
   lanes), with 4 lanes (``u4``) or blocks of 64 (``b64``), and 2 lanes unsplit (``u2``).
 - TinyLlama's and Qwen2.5-7B's causal S=512: the keys split in two (``c2``).
+- Call 3 (``CALL=3``; calls 1-2: ``CALL=2``): the new defaults against other blocks and
+  chunks around them. Call 4 (``CALL=4``, the default): S=1000 with its parts merged on
+  lanes (split-walk-columns on chunk-reduce's merge), and a decode step of head dim 64
+  (its walk fused with its scores, split by keys since ``analysis.prelude``) against
+  the walk whole (``whole``: ``chunk-reduce{chunks=1}``); causal walks with their blocks
+  launched longest rows first (``rev``: ``blockify-launch{heavy_first}``).
 
     python3 docs/bench/h200-2026-12-04-s21/attention.py [CASE ...]      # default: all
 """
 
+import os
 import sys
 import warnings
 
@@ -22,6 +29,7 @@ import torch
 
 warnings.filterwarnings("ignore")
 F = torch.nn.functional
+CALL = int(os.environ.get("CALL", "4"))  # which call's variants (calls 1-2: before 500a9ad)
 
 
 def _sdpa(hq, hkv, sq, sk, d, causal):
@@ -40,6 +48,9 @@ CASES = {
     "d64_S1000": _sdpa(8, 8, 1000, 1000, 64, False),
     "tinyllama_S512": _sdpa(32, 4, 512, 512, 64, True),
     "qwen_S512": _sdpa(28, 4, 512, 512, 128, True),
+    "decode_d64_kv4096": _sdpa(32, 4, 1, 4096, 64, False),
+    "d128_S2048": _sdpa(16, 16, 2048, 2048, 128, True),
+    "d64_S4096": _sdpa(32, 8, 4096, 4096, 64, True),
 }
 
 
@@ -53,6 +64,26 @@ def variants(name: str):
         return {"chunk-reduce": ChunkReduce(chunks=chunks), **more}
 
     out = {"default": {}}
+    if name.startswith("decode"):  # a fused walk: split by chunks_for since 500a9ad
+        out["whole"] = {"chunk-reduce": ChunkReduce(chunks=1)}
+        return out
+    if CALL >= 4:  # S=1000's merge of the parts on lanes; causal blocks longest first
+        if name.startswith("d64_S1000"):
+            out["c4"] = chunked(4)
+            out["b128"] = {"blockify-launch": BlockifyLaunch(block_threads=128)}
+        else:
+            out["rev"] = {"blockify-launch": BlockifyLaunch(heavy_first=True)}
+        return out
+    if CALL >= 3:  # the defaults of commit 500a9ad: d1024 k4 b128, S=1000 c8 b64
+        if name.startswith("d1024"):
+            out["b256"] = {"blockify-launch": BlockifyLaunch(block_threads=256)}
+            out["b64"] = {"blockify-launch": BlockifyLaunch(block_threads=64)}
+            out["k2"] = {"chunk-walk": ChunkWalk(chunk=2)}
+        elif name.startswith("d64_S1000"):
+            out["c4"] = chunked(4)
+            out["c16"] = chunked(16)
+            out["b128"] = {"blockify-launch": BlockifyLaunch(block_threads=128)}
+        return out
     if name.startswith("d1024"):
         out["b64"] = {"blockify-launch": BlockifyLaunch(block_threads=64)}
         out["k1"] = {"chunk-walk": ChunkWalk(chunk=1)}  # keys read from L1/L2, not staged
