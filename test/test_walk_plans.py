@@ -119,3 +119,30 @@ def test_causal_walks_are_told_from_ragged_ends() -> None:
         lower(module, to="tile", until="blockify-launch")
         (walk,) = [k for k in module.walk() if isinstance(k, tile.KernelOp)]
         assert causal_walk(walk) is causal
+
+
+def test_causal_walks_launch_their_longest_rows_first() -> None:
+    """``blockify-launch{heavy_first}`` (the default): a causal walk's blocks of rows are
+    numbered from the last rows down (``%a1 = (B - 1 - %a1_b) * R + %a1_r``), so the
+    longest walks start first; other walks count up; ``heavy_first=false`` counts up.
+    The interpreters' checks of causal walks (``test_softmax_sum``) run this order."""
+    from deplodock.backends.cuda.emit import emit_cuda
+    from deplodock.frontends.export import import_program
+    from deplodock.frontends.expression import capture_expression
+    from deplodock.passes.tile.blockify_launch import BlockifyLaunch
+    from deplodock.pipeline import lower
+
+    sdpa = "torch.nn.functional.scaled_dot_product_attention"
+    qkv = "torch.randn(1,2,300,16), torch.randn(1,2,300,16), torch.randn(1,2,300,16)"
+
+    def row_index(extra: str, options=None) -> str:
+        module = import_program(capture_expression(f"{sdpa}({qkv}{extra})").program).module
+        lower(module, to="kernel", options=options)
+        (line,) = [s for s in emit_cuda(module).splitlines() if "const int a1 = " in s]
+        return line.strip()
+
+    # 300 rows in blocks of 32: the last block's rows past the end wrap round (mod 300)
+    assert "a1_b * (-32) + 288 + a1_r" in row_index(", is_causal=True")
+    assert "(-" not in row_index("")
+    off = {"blockify-launch": BlockifyLaunch(heavy_first=False)}
+    assert "(-" not in row_index(", is_causal=True", off)
