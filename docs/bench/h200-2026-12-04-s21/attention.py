@@ -17,6 +17,9 @@ eager at 1e-5 of the largest output, then timed).
   (its walk fused with its scores, split by keys since ``analysis.prelude``) against
   the walk whole (``whole``: ``chunk-reduce{chunks=1}``); causal walks with their blocks
   launched longest rows first (``rev``: ``blockify-launch{heavy_first}``).
+- Call 7 (``CALL=7``): TinyLlama's and Qwen's causal S=512, whose blocks are all resident
+  at once (ncu, call 6: SMs active 67% of the kernel's time), split by keys (``c2``), in
+  blocks of 32 threads (``b32``), 16 keys a chunk (``k16``), 4 or 8 lanes (``u4``, ``u8``).
 
     python3 docs/bench/h200-2026-12-04-s21/attention.py [CASE ...]      # default: all
 """
@@ -66,6 +69,14 @@ def variants(name: str):
     out = {"default": {}}
     if name.startswith("decode"):  # a fused walk: split by chunks_for since 500a9ad
         out["whole"] = {"chunk-reduce": ChunkReduce(chunks=1)}
+        return out
+    if CALL >= 7:  # causal S=512: every block resident at once, the longest on its own
+        out["c2"] = chunked(2)
+        out["b32"] = {"blockify-launch": BlockifyLaunch(block_threads=32)}
+        out["k16"] = {"chunk-walk": ChunkWalk(chunk=16)}
+        out["b32k16"] = {**out["b32"], **out["k16"]}
+        out["u4"] = {"split-walk-columns": SplitWalkColumns(lanes=4)}
+        out["u8"] = {"split-walk-columns": SplitWalkColumns(lanes=8)}
         return out
     if CALL >= 4:  # S=1000's merge of the parts on lanes; causal blocks longest first
         if name.startswith("d64_S1000"):
