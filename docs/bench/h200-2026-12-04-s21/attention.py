@@ -24,26 +24,19 @@ eager at 1e-5 of the largest output, then timed).
     python3 docs/bench/h200-2026-12-04-s21/attention.py [CASE ...]      # default: all
 """
 
+import importlib.util
 import os
 import sys
 import warnings
 
-import torch
-
 warnings.filterwarnings("ignore")
-F = torch.nn.functional
 CALL = int(os.environ.get("CALL", "4"))  # which call's variants (calls 1-2: before 500a9ad)
-
-
-def _sdpa(hq, hkv, sq, sk, d, causal):
-    fn = lambda q, k, v: F.scaled_dot_product_attention(  # noqa: E731
-        q, k, v, is_causal=causal, enable_gqa=hq != hkv
-    )
-    return fn, [
-        lambda: torch.randn(1, hq, sq, d),
-        lambda: torch.randn(1, hkv, sk, d),
-        lambda: torch.randn(1, hkv, sk, d),
-    ]
+_S15 = os.path.join(os.path.dirname(__file__), "..", "h200-2026-12-03-s15", "attention.py")
+_spec = importlib.util.spec_from_file_location("attention_s15", _S15)
+_s15 = importlib.util.module_from_spec(_spec)
+sys.modules["attention_s15"] = _s15  # torch.compile imports the cases' module by name
+_spec.loader.exec_module(_s15)
+_sdpa = _s15._sdpa  # (q heads, kv heads, queries, keys, head dim, causal) -> a case
 
 
 CASES = {
