@@ -73,6 +73,7 @@ PIPELINE: tuple[tuple[str, int, str, str], ...] = (
         "deplodock.passes.tile.split_inner_for_swizzle:SplitInnerForSwizzle",
     ),
     ("tile", 22, "batch-walk-steps", "deplodock.passes.tile.batch_walk_steps:BatchWalkSteps"),
+    ("tile", 23, "jam-walk-rows", "deplodock.passes.tile.jam_walk_rows:JamWalkRows"),
     ("tile", 16, "mark-unroll", "deplodock.passes.tile.mark_unroll:MarkUnroll"),
     ("kernel", 1, "materialize", "deplodock.passes.kernel.materialize:Materialize"),
 )

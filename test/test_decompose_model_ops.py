@@ -261,8 +261,19 @@ def test_op_matches_eager(name: str) -> None:
     _check(module, sample)
 
 
-@pytest.mark.parametrize("name", ["embedding", "rotate_half", "index_apart", "cumsum_bool",
-                                  "diff_prepend", "masked_fill", "arange", "cat_three"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "embedding",
+        "rotate_half",
+        "index_apart",
+        "cumsum_bool",
+        "diff_prepend",
+        "masked_fill",
+        "arange",
+        "cat_three",
+    ],
+)
 def test_op_matches_eager_after_lift_and_fuse(name: str) -> None:
     module, sample = OPS[name]
     _check(module, sample, loop=True)
@@ -288,8 +299,12 @@ def test_embedding_is_a_gather_that_fuses_into_rms_norm() -> None:
     _lift_and_fuse(module)
     kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
     assert len(kernels) == 1
-    rows = [op for op in kernels[0].walk() if isinstance(op, LoadOp)
-            and any(isinstance(i.owner, arith.IndexCastOp) for i in op.indices)]
+    rows = [
+        op
+        for op in kernels[0].walk()
+        if isinstance(op, LoadOp)
+        and any(isinstance(i.owner, arith.IndexCastOp) for i in op.indices)
+    ]
     assert len(rows) == 2, "the table is read at a loaded row, in both loops of the norm"
 
 
@@ -301,8 +316,14 @@ def _transformers():
 
 
 TINY = dict(
-    hidden_size=64, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128,
-    vocab_size=128, num_hidden_layers=2, use_cache=False, attn_implementation="sdpa",
+    hidden_size=64,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=128,
+    vocab_size=128,
+    num_hidden_layers=2,
+    use_cache=False,
+    attn_implementation="sdpa",
 )
 
 
@@ -386,13 +407,19 @@ def test_causal_mask_building(family: str) -> None:
     starts, index, comparisons, &) equals what PyTorch computes, before and after fusion."""
     model, exported = _tiny(family)
     program = import_program(exported)
-    sdpa = next(op for op in program.module.walk()
-                if isinstance(op, AtenOp) and op.overload.startswith("scaled_dot_product"))
+    sdpa = next(
+        op
+        for op in program.module.walk()
+        if isinstance(op, AtenOp) and op.overload.startswith("scaled_dot_product")
+    )
     mask = sdpa.tensor_arg("attn_mask")
     if mask is None:
         pytest.skip("this transformers version passes is_causal, not a mask")
-    node = next(n for n in exported.graph.nodes
-                if n.target is torch.ops.aten.scaled_dot_product_attention.default)
+    node = next(
+        n
+        for n in exported.graph.nodes
+        if n.target is torch.ops.aten.scaled_dot_product_attention.default
+    )
     mask_node = node.kwargs.get("attn_mask", node.args[3] if len(node.args) > 3 else None)
     _returning(program, mask)
     _decompose(program)

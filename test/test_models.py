@@ -293,9 +293,7 @@ def test_tiny_tensor_level_matches_transformers(family: str, part: str, seq: int
     _check_tensor_level(capture_model(_tiny(family), seq=seq, part=part))
 
 
-@pytest.mark.parametrize(
-    ("name", "seq"), [("tinyllama", 8), ("tinyllama", 32), ("qwen2.5-7b", 8)]
-)
+@pytest.mark.parametrize(("name", "seq"), [("tinyllama", 8), ("tinyllama", 32), ("qwen2.5-7b", 8)])
 def test_real_first_layer_matches_transformers(name: str, seq: int) -> None:
     """The first decoder layer at the real dimensions (Qwen2.5-7B's is 233 M parameters;
     at seq 8 only, for CI's time: the sequence length changes no Qwen-only path)."""

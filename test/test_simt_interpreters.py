@@ -76,7 +76,6 @@ CHUNKED = tuple(
 )
 
 
-
 def _parse(text: str) -> ModuleOp:
     return Parser(make_context(), text).parse_module()
 

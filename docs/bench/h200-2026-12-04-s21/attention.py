@@ -20,6 +20,11 @@ eager at 1e-5 of the largest output, then timed).
 - Call 7 (``CALL=7``): TinyLlama's and Qwen's causal S=512, whose blocks are all resident
   at once (ncu, call 6: SMs active 67% of the kernel's time), split by keys (``c2``), in
   blocks of 32 threads (``b32``), 16 keys a chunk (``k16``), 4 or 8 lanes (``u4``, ``u8``).
+- Call 9 (``CALL=9``, the default): ``jam-walk-rows{rows=2}`` (two query rows a thread,
+  each staged key and value element read once for both), alone (``j2``: its blocks half
+  as many threads), with blocks packed twice the rows (``b``: 64 threads after the jam),
+  and with twice the lanes (``u8`` at head dim 128, ``u4`` at 64: a thread's registers as
+  before).
 
     python3 docs/bench/h200-2026-12-04-s21/attention.py [CASE ...]      # default: all
 """
@@ -30,7 +35,7 @@ import sys
 import warnings
 
 warnings.filterwarnings("ignore")
-CALL = int(os.environ.get("CALL", "4"))  # which call's variants (calls 1-2: before 500a9ad)
+CALL = int(os.environ.get("CALL", "9"))  # which call's variants (calls 1-2: before 500a9ad)
 _S15 = os.path.join(os.path.dirname(__file__), "..", "h200-2026-12-03-s15", "attention.py")
 _spec = importlib.util.spec_from_file_location("attention_s15", _S15)
 _s15 = importlib.util.module_from_spec(_spec)
@@ -62,6 +67,21 @@ def variants(name: str):
     out = {"default": {}}
     if name.startswith("decode"):  # a fused walk: split by chunks_for since 500a9ad
         out["whole"] = {"chunk-reduce": ChunkReduce(chunks=1)}
+        return out
+    if CALL >= 9:  # jam-walk-rows: two query rows a thread, each staged element read once
+        from deplodock.passes.tile.jam_walk_rows import JamWalkRows
+
+        jam = {"jam-walk-rows": JamWalkRows(rows=2)}
+        wide = {"blockify-launch": BlockifyLaunch(block_threads=128)}  # 64 after the jam
+        out["j2"] = jam
+        out["j2b"] = {**jam, **wide}
+        if name in ("qwen_S512", "d128_S2048"):
+            lanes = {"split-walk-columns": SplitWalkColumns(lanes=8)}
+            out = {"default": {}, "j2u8": {**jam, **lanes}, "j2u8b": {**jam, **lanes, **wide}}
+        elif name.startswith(("tinyllama", "d64_S4096")):
+            lanes = {"split-walk-columns": SplitWalkColumns(lanes=4)}
+            out["j2u4"] = {**jam, **lanes}
+            out["j2u4b"] = {**jam, **lanes, **wide}
         return out
     if CALL >= 7:  # causal S=512: every block resident at once, the longest on its own
         out["c2"] = chunked(2)
