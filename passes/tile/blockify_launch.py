@@ -50,17 +50,13 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.analysis import causal_walk, walk_head, weighted_walk
+from deplodock.passes.tile.analysis import causal_walk, weighted_walk
 from deplodock.passes.tile.schedule.launch import (
     DEFAULT_BLOCK_THREADS,
     block_threads_for,
     rows_per_block,
 )
-from deplodock.passes.tile.schedule.reduce import (
-    CAUSAL_WALK_BLOCK_THREADS,
-    walk_block_threads,
-    walk_rows,
-)
+from deplodock.passes.tile.schedule.reduce import walk_block_threads
 
 
 @dataclass(frozen=True)
@@ -136,15 +132,10 @@ class PlaceFreeAxes(RewritePattern):
             reverse = self.heavy_first and walk and causal_walk(op)
             budget = self.block_threads or DEFAULT_BLOCK_THREADS
             if walk and not self.block_threads:
-                lanes = op.threads_per_block()
-                threads = lanes * math.prod(free)
+                threads = op.threads_per_block() * math.prod(free)
                 budget = walk_block_threads(
-                    causal_walk(op), threads, DEFAULT_BLOCK_THREADS, lanes=lanes
+                    causal_walk(op), threads, DEFAULT_BLOCK_THREADS, lanes=op.threads_per_block()
                 )
-                # jam-walk-rows will give a thread R rows: R times the rows, 64 threads after
-                head = walk_head(op)
-                jam = walk_rows(*head) if head else 1
-                budget = max(budget, CAUSAL_WALK_BLOCK_THREADS * jam)
             room = budget // op.threads_per_block()
             packed = rows_per_block(free[-1], room, walk, op.threads_per_block())
             if packed > 1:
