@@ -276,7 +276,8 @@ def _changed(got: Stages, pass_name: str) -> bool:
 # Passes no matmul program here changes: they lower reductions and elementwise kernels,
 # and their meaning is tested on those (test_simt_interpreters.py, test_vectorize.py,
 # test_reduction_layouts.py; attention's chunk-walk, skip-masked-chunks,
-# split-walk-columns and batch-walk-steps: test_softmax_sum.py).
+# split-walk-columns, batch-walk-steps and jam-walk-rows, off by default:
+# test_softmax_sum.py).
 NOT_FOR_MATMULS = frozenset(
     {
         "collapse-reduce",
@@ -287,6 +288,7 @@ NOT_FOR_MATMULS = frozenset(
         "skip-masked-chunks",
         "split-walk-columns",
         "batch-walk-steps",
+        "jam-walk-rows",
     }
 )
 
