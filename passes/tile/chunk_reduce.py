@@ -37,12 +37,13 @@ reduction into its consumer, for a fused kernel that does not fit (``compile_fit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntAttr, IntegerAttr, ModuleOp, TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -209,13 +210,14 @@ def _chunk_kernel(
     chunks: int,
     chunk_first: bool = False,
     stacked: bool = False,
+    before: Sequence[Operation] = (),
 ) -> tile.KernelOp:
     """The kernel computing ``reduce`` over each chunk: axes (rows.., %c), one output of
     shape (rows.., C) per result; with ``chunk_first`` axes (%c, rows..) and outputs of
     shape (C, rows..) (a matmul's K split: its rows stay the last two axes); ``stacked``:
-    a walk's value columns in one output (``_slots``)."""
+    a walk's value columns in one output (``_slots``); ``before``: the ops it reads of the
+    kernel's own (``analysis.prelude``), copied in first."""
     axes = [(arg, extent) for arg, extent, _ in kernel.axes]
-    before = prelude(kernel, reduce) or []
     outside = [*outside_values(reduce), *(v for o in before for v in o.operands)]
     buffers = list(kernel.input_buffers)
     used = [b for b in buffers if b in outside]
@@ -280,7 +282,7 @@ def split(
     ``_chunk_kernel`` (with ``chunk_first`` the elementwise tail is left whole)."""
     before = prelude(kernel, reduce) or []
     slots = _slots(reduce, stacked)
-    part = _chunk_kernel(kernel, reduce, chunks, chunk_first, stacked)
+    part = _chunk_kernel(kernel, reduce, chunks, chunk_first, stacked, before)
     Rewriter.insert_op(part, InsertPoint.before(kernel))
     tail = _chunked_free_loops(kernel, reduce) if chunks > 1 and not chunk_first else None
     row_axes = kernel.num_axes
