@@ -123,6 +123,11 @@ class KernelOp(KernelBase):
     name = "kernel.kernel"
     grid = prop_def(ArrayAttr[IntAttr])
     block = prop_def(ArrayAttr[IntAttr])
+    resident = opt_prop_def(IntAttr)
+    """Blocks an SM the ``__launch_bounds__`` ask for where no schedule says: set to 1 by
+    ``compile_fitting`` for a kernel that spilled under ptxas's own occupancy heuristic
+    (``__launch_bounds__(64)`` alone: 168 registers and a spill where ``(64, 1)`` takes 181
+    and none, NVRTC 13.5, a head dim 128 attention walk). Printed ``resident(N)``."""
 
     def __init__(
         self,
@@ -152,9 +157,10 @@ class KernelOp(KernelBase):
 
     @property
     def min_blocks_per_sm(self) -> int | None:
-        """The ``__launch_bounds__`` minimum of blocks per SM (``tile.min_blocks_per_sm``:
-        the schedule's ``resident``, for a register-tiled kernel), or None for none."""
-        return min_blocks_per_sm(self)
+        """The ``__launch_bounds__`` minimum of blocks per SM: the kernel's own ``resident``,
+        else ``tile.min_blocks_per_sm`` (the schedule's, for a register-tiled kernel), or
+        None for none."""
+        return self.resident.data if self.resident is not None else min_blocks_per_sm(self)
 
     @property
     def block_shape(self) -> tuple[int, int, int]:
@@ -192,6 +198,8 @@ class KernelOp(KernelBase):
         block, grid = self.block_shape, self.grid_shape
         if min(block) < 1 or min(grid) < 1:
             raise VerifyException(f"kernel.kernel: grid {grid} and block {block} must be positive")
+        if self.resident is not None and self.resident.data < 1:
+            raise VerifyException(f"kernel.kernel: resident({self.resident.data}) must be positive")
         threads = block[0] * block[1] * block[2]
         if threads > MAX_THREADS_PER_BLOCK:
             raise VerifyException(
@@ -221,6 +229,8 @@ class KernelOp(KernelBase):
             f" grid({', '.join(map(str, self.grid_shape))})"
             f" block({', '.join(map(str, self.block_shape))})"
         )
+        if self.resident is not None:
+            printer.print_string(f" resident({self.resident.data})")
         print_signature(printer, self, self.body)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
@@ -233,10 +243,17 @@ class KernelOp(KernelBase):
         grid = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_integer)
         parser.parse_keyword("block")
         block = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_integer)
+        resident = None
+        if parser.parse_optional_keyword("resident"):
+            parser.parse_punctuation("(")
+            resident = parser.parse_integer()
+            parser.parse_punctuation(")")
         operands, args, result_types = parse_signature(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         region = parser.parse_region(args)
         op = cls(name.data, grid, block, operands, result_types, region)
+        if resident is not None:
+            op.resident = IntAttr(resident)
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op

@@ -1,6 +1,6 @@
-"""A fused kernel that does not fit (NVRTC reports register spills) is split again at the
-tile level, its reduction moved into a kernel of its own, and the program keeps its
-meaning."""
+"""A kernel that does not fit (NVRTC reports register spills) is compiled again asking for
+one block an SM; a fused one that still spills is split again at the tile level, its
+reduction moved into a kernel of its own, and the program keeps its meaning."""
 
 from __future__ import annotations
 
@@ -8,25 +8,30 @@ import re
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
+from xdsl.dialects.builtin import IntAttr
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
 
-from deplodock.dialects import kernel
+from deplodock.dialects import kernel, make_context
 from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import graph_inputs, import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.pipeline import compile_fitting, lower
 
-KERNEL_NAME = re.compile(r"__global__ void __launch_bounds__\(\d+\) (\w+)\(")
+KERNEL_NAME = re.compile(r"__global__ void __launch_bounds__\([^)]*\) (\w+)\(")
 
 
-def _spills_once(name: str):
-    """A stand-in for NVRTC: reports ``name`` spilling the first time it is compiled."""
+def _spills(name: str, times: int = 2):
+    """A stand-in for NVRTC: reports ``name`` spilling the first ``times`` times it is
+    compiled (twice: as emitted, then asking for one block an SM)."""
     seen: list[str] = []
 
     def compile_source(source: str):
         names = KERNEL_NAME.findall(source)
-        resources = {n: SimpleNamespace(spills=n == name and n not in seen) for n in names}
+        resources = {n: SimpleNamespace(spills=n == name and seen.count(n) < times) for n in names}
         seen.extend(names)
-        return SimpleNamespace(resources=resources, names=names)
+        return SimpleNamespace(resources=resources, names=names, source=source)
 
     return compile_source
 
@@ -45,7 +50,7 @@ def test_spilling_kernel_is_split_and_keeps_its_meaning() -> None:
     x64 = x.astype(np.float64)
     want = x64 / np.sqrt((x64**2).mean(-1, keepdims=True) + np.finfo(np.float32).eps) * w
 
-    lowered, compiled, split = compile_fitting(module, _spills_once("k_rms_norm"))
+    lowered, compiled, split = compile_fitting(module, _spills("k_rms_norm"))
 
     assert split == ["k_rms_norm"]
     names = [op.sym_name.data for op in lowered.walk() if isinstance(op, kernel.KernelOp)]
@@ -57,8 +62,25 @@ def test_spilling_kernel_is_split_and_keeps_its_meaning() -> None:
 def test_a_program_that_fits_is_compiled_once() -> None:
     captured = capture_expression("torch.nn.RMSNorm(2048)(torch.randn(1,8,2048))")
     module = lower(import_program(captured.program).module, to="loop")
-    lowered, compiled, split = compile_fitting(module, _spills_once("no_such_kernel"))
+    lowered, compiled, split = compile_fitting(module, _spills("no_such_kernel"))
     assert split == [] and compiled.names == ["k_rms_norm"]
+
+
+def test_a_kernel_that_spills_under_ptxas_own_cap_asks_for_one_block() -> None:
+    """A kernel whose ``__launch_bounds__`` name no blocks an SM, left to ptxas's occupancy
+    heuristic, spills: it is compiled again asking for one block (``kernel.kernel``'s
+    ``resident(1)``, ``__launch_bounds__(256, 1)``), and is not split when that fits."""
+    captured = capture_expression("torch.nn.RMSNorm(2048)(torch.randn(1,8,2048))")
+    module = lower(import_program(captured.program).module, to="loop")
+    lowered, compiled, split = compile_fitting(module, _spills("k_rms_norm", times=1))
+    (norm,) = [op for op in lowered.walk() if isinstance(op, kernel.KernelOp)]
+    assert split == [] and norm.min_blocks_per_sm == 1 and "resident(1)" in str(norm)
+    assert "__launch_bounds__(256, 1) k_rms_norm(" in compiled.source
+    reparsed = Parser(make_context(), str(lowered)).parse_module()  # resident(1) reads back
+    assert str(reparsed) == str(lowered)
+    with pytest.raises(VerifyException, match=r"resident\(0\) must be positive"):
+        norm.resident = IntAttr(0)
+        norm.verify()
 
 
 BOUNDS = re.compile(r"__launch_bounds__\((\d+)(?:, (\d+))?\) (\w+)\(")

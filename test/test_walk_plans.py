@@ -13,6 +13,7 @@ from deplodock.passes.tile.schedule.reduce import (
     walk_chunk,
     walk_chunks,
     walk_column_lanes,
+    walk_rows,
 )
 from deplodock.target import target_for
 
@@ -67,10 +68,20 @@ def test_long_rows_take_a_warp_of_lanes_and_blocks_of_four_rows() -> None:
     shared memory (two copies: 64 KB, a third of an H200 SM's), 4096 do not."""
     assert walk_column_lanes(2048, 1024, 1024) == 32
     assert walk_column_lanes(16384, 1024, 1024) == 32
-    assert walk_column_lanes(2048, 512, 512) == 16
+    assert walk_column_lanes(2048, 512, 512) == 16  # 1024 jammed rows: too few to jam
+    assert walk_column_lanes(16384, 512, 512) == 32  # 2 rows a thread (walk_rows): 32 each
     assert walk_column_lanes(2048, 1000, 1000) == 8  # 1000 = 8 x 125: 16 lanes do not divide
     assert walk_column_lanes(128, 1024, 1024) == 1  # decode: the keys split instead
     assert walk_block_threads(True, 2048 * 32, 256, H200, lanes=32) == 128
+    # head dims of 128 and more: two rows a thread, so twice the lanes (8 at 128)
+    assert walk_rows(16384, 128) == 2 and walk_rows(16384, 64) == 1 and walk_rows(32, 128) == 1
+    # a jam must leave 8 thread-rows an SM (Qwen's S=32, 896 rows, lost) and a warp of
+    # lanes room for both rows (head dim 1024 spilled); the SMs are the target's
+    assert walk_rows(896, 128) == 1 and walk_rows(3584, 128) == 2
+    assert walk_rows(32768, 1024) == 1 and walk_rows(32768, 512) == 2
+    assert walk_rows(1024, 128, target_for("sm_75")) == 2  # 40 SMs: 512 rows a thread-row
+    assert walk_column_lanes(16384, 128, 128) == 8
+    assert walk_column_lanes(3584, 128, 128) == 8
     assert walk_chunk(2 * 1024 * 4, H200) == 4
     assert walk_chunk(2 * 512 * 4, H200) == 4  # 16 KB fit the static budget already
     assert walk_chunk(2 * 128 * 4, H200) == 16

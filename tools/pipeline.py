@@ -465,8 +465,9 @@ def compile_fitting(
     ``CompiledProgram``) or else ``compile_source`` (its CUDA source → such an object);
     a register-tiled kernel that spills under a launch-bounds cap (``min_blocks_per_sm``
     above 1: the cost model's residency, fitted with NVRTC 13.0, which another NVRTC may
-    not meet in 128 registers) is compiled again uncapped; a fused kernel that still
-    spills is split at the tile level (``chunk-reduce{kernels=.. chunks=1}``: its
+    not meet in 128 registers) is compiled again uncapped, and a kernel that spills with
+    no minimum asked is compiled again asking for one block an SM (``uncap``); a fused kernel that
+    still spills is split at the tile level (``chunk-reduce{kernels=.. chunks=1}``: its
     reduction becomes a kernel of its own) and the program compiled again, up to
     ``rounds`` times. Returns (the kernel-level module,
     the compiled object, the names of the kernels that were split). ``memo`` and
@@ -509,16 +510,26 @@ def compile_fitting(
 
 
 def uncap(module: ModuleOp, names: Sequence[str]) -> list[str]:
-    """The kernels among ``names`` whose ``__launch_bounds__`` asks for more than one block
-    an SM, with that cap dropped (the schedule's ``resident``): what they were, by name."""
+    """The kernels among ``names`` made to ask ``__launch_bounds__`` for one block an SM
+    (what they were, by name): a register-tiled kernel capped to more (its schedule's
+    ``resident``) uncapped, and a kernel that asked for no minimum given one
+    (``kernel.kernel``'s ``resident``: without it ptxas may cap the registers by its own
+    occupancy heuristic and spill). A kernel that asked for one already is left alone."""
+    from xdsl.dialects.builtin import IntAttr
+
     from deplodock.dialects import kernel, tile
 
     dropped = []
     for op in module.walk():
         if isinstance(op, kernel.KernelOp) and op.sym_name.data in names:
-            if (op.min_blocks_per_sm or 1) > 1:
+            wanted = op.min_blocks_per_sm
+            if wanted is None:
+                op.resident = IntAttr(1)
+            elif wanted > 1:
                 op.attributes[tile.SCHEDULE] = tile.schedule_of(op).replace(resident=1)
-                dropped.append(op.sym_name.data)
+            else:
+                continue
+            dropped.append(op.sym_name.data)
     return dropped
 
 

@@ -232,6 +232,27 @@ def weighted_walk(kernel: tile.KernelOp) -> bool:
     )
 
 
+def walk_head(kernel: tile.KernelOp) -> tuple[int, int] | None:
+    """``(rows, head dim)`` of ``kernel``'s top-level attention walk when its rows' head
+    dim is dealt to lanes (``split-walk-columns``: a ``tile.combine`` across the lanes
+    inside the walk; not a walk whose keys are split over threads, combined after it):
+    the rows every axis but the lanes', the head dim a thread's value columns (its online
+    group's sums but the weights') times the lanes. None otherwise."""
+    for op in kernel.body.block.ops:
+        if not (isinstance(op, loop.LoopBase) and ONLINE_MAX in op.kinds):
+            continue
+        lanes = {o.axis for o in op.walk() if isinstance(o, tile.CombineOp)}
+        if len(lanes) != 1:
+            return None
+        (lane,) = lanes
+        width = next((e for a, e, _ in kernel.axes if a is lane), None)
+        if width is None:
+            return None
+        rows = math.prod(e for _, e, _ in kernel.axes) // width
+        return rows, (len(op.kinds) - 2) * width
+    return None
+
+
 def chunk_loop(reduce: loop.LoopBase, chunk: int, rewriter, make_inner, part: str):
     """Rewrite the reduce loop ``reduce`` (from 0 to ``upper``) into an outer
     ``loop.for %k_o`` over ``ceil(upper / chunk)`` chunks whose body is the inner loop

@@ -50,13 +50,18 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.analysis import causal_walk, weighted_walk
+from deplodock.passes.tile.analysis import causal_walk, walk_head, weighted_walk
 from deplodock.passes.tile.schedule.launch import (
     DEFAULT_BLOCK_THREADS,
     block_threads_for,
     rows_per_block,
 )
-from deplodock.passes.tile.schedule.reduce import walk_block_threads
+from deplodock.passes.tile.schedule.reduce import (
+    CAUSAL_WALK_BLOCK_THREADS,
+    walk_block_threads,
+    walk_rows,
+)
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 
 @dataclass(frozen=True)
@@ -114,9 +119,12 @@ def matmul_placements(op: tile.KernelOp, free: list[int]) -> list[Placement] | N
 class PlaceFreeAxes(RewritePattern):
     """Rebind each free axis as block and/or thread, splitting and guarding as needed."""
 
-    def __init__(self, block_threads: int = 0, heavy_first: bool = True):
+    def __init__(
+        self, block_threads: int = 0, heavy_first: bool = True, target: Target | None = None
+    ):
         self.block_threads = block_threads
         self.heavy_first = heavy_first
+        self.target = target
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
@@ -132,10 +140,15 @@ class PlaceFreeAxes(RewritePattern):
             reverse = self.heavy_first and walk and causal_walk(op)
             budget = self.block_threads or DEFAULT_BLOCK_THREADS
             if walk and not self.block_threads:
-                threads = op.threads_per_block() * math.prod(free)
+                lanes = op.threads_per_block()
+                threads = lanes * math.prod(free)
                 budget = walk_block_threads(
-                    causal_walk(op), threads, DEFAULT_BLOCK_THREADS, lanes=op.threads_per_block()
+                    causal_walk(op), threads, DEFAULT_BLOCK_THREADS, self.target, lanes=lanes
                 )
+                # jam-walk-rows will give a thread R rows: R times the rows, 64 threads after
+                head = walk_head(op)
+                jam = walk_rows(*head, self.target) if head else 1
+                budget = max(budget, CAUSAL_WALK_BLOCK_THREADS * jam)
             room = budget // op.threads_per_block()
             packed = rows_per_block(free[-1], room, walk, op.threads_per_block())
             if packed > 1:
@@ -290,6 +303,9 @@ class BlockifyLaunch(ModulePass):
     S=4096 3535 -> 3467, head dim 128 S=2048 1437 -> 1415; TinyLlama's and Qwen's S=512
     attention, whose blocks all fit at once, 99 / 209 -> 101 / 211 (noise's size)."""
 
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``) whose SMs a walk's blocks and rows are planned for."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 0 <= self.block_threads <= tile.MAX_THREADS_PER_BLOCK:
             raise DiagnosticException(
@@ -298,7 +314,12 @@ class BlockifyLaunch(ModulePass):
             )
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [PlaceFreeAxes(self.block_threads, self.heavy_first)], dce_enabled=False
+                [
+                    PlaceFreeAxes(
+                        self.block_threads, self.heavy_first, pass_target(self.name, self.arch)
+                    )
+                ],
+                dce_enabled=False,
             ),
             apply_recursively=False,
         ).rewrite_module(op)

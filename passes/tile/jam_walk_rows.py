@@ -24,15 +24,11 @@ is shared::
 Each row's online group is its own group of the loop's clause (``combine.groups``), so the
 interpreters, the race checker and the emitter merge them as before; the block's rows,
 and so its staged chunks and its causal ``reach``, are the same rows. ``rows`` is the
-number of rows a thread keeps (1, the default, leaves every walk as it is). Not planned by
-default: H200 (``docs/bench/h200-2026-12-04-s21``, call 9), two rows a thread with twice
-the lanes and blocks packed twice the rows (``jam-walk-rows{rows=2},
-split-walk-columns{lanes=8}, blockify-launch{block_threads=128}``): Qwen2.5-7B's attention
-at S=512 211 -> 170 us, head dim 128 S=2048 1424 -> 1066, head dim 1024 251 -> 228; but
-head dim 64 lost (TinyLlama's S=512 103 -> 112-135), and planned for head dims of 128+
-(call 10) the S=2048 and head dim 1024 kernels spilled with the H200's NVRTC, so
-``compile_fitting`` split their walks (1745 and 323 us): a plan needs the registers'
-bound first.
+number of rows a thread keeps (0: ``schedule.reduce.walk_rows`` decides, 2 for head dims
+of 128 and more, whose lanes ``split-walk-columns`` doubled and whose blocks
+``blockify-launch`` packed twice the rows for it; 1 leaves every walk as it is). H200
+(``docs/bench/h200-2026-12-04-s21``, call 9): Qwen2.5-7B's attention at S=512 211 ->
+170 us, head dim 128 S=2048 1424 -> 1066, head dim 1024 251 -> 228.
 
 Which kernels: a weighted walk (``analysis.weighted_walk``) after ``blockify-launch``, its
 rows a thread axis (a thread axis no ``tile.combine`` runs across) whose extent ``R``
@@ -54,7 +50,9 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.analysis import weighted_walk
+from deplodock.passes.tile.analysis import walk_head, weighted_walk
+from deplodock.passes.tile.schedule.reduce import walk_rows
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 
 def row_axis(kernel: tile.KernelOp, rows: int) -> SSAValue | None:
@@ -187,12 +185,23 @@ class JamWalkRows(ModulePass):
 
     name = "jam-walk-rows"
 
-    rows: int = 1
-    """Query rows a thread keeps (1, the default, leaves every walk as it is)."""
+    rows: int = 0
+    """Query rows a thread keeps (0: ``walk_rows`` decides; 1 leaves every walk as it is)."""
+
+    arch: str = DEFAULT_ARCH
+    """The target (``deplodock.target``) whose SMs ``walk_rows`` keeps busy."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         del ctx
-        if self.rows < 1:
-            raise DiagnosticException(f"jam-walk-rows: rows={self.rows} must be at least 1")
+        if self.rows < 0:
+            raise DiagnosticException(f"jam-walk-rows: rows={self.rows} must not be negative")
+        target = pass_target(self.name, self.arch)
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
-            jam_rows(kernel, self.rows)
+            jam_rows(kernel, self.rows or planned_rows(kernel, target))
+
+
+def planned_rows(kernel: tile.KernelOp, target: Target | None = None) -> int:
+    """``walk_rows`` for ``kernel``'s walk (``analysis.walk_head``: its rows and head
+    dim), 1 for a walk whose head dim is not dealt to lanes."""
+    head = walk_head(kernel)
+    return walk_rows(*head, target) if head else 1

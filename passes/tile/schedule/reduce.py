@@ -99,6 +99,32 @@ LANE_WORDS = 96  # registers a lane of many rows keeps for its row: query, sums,
 MAX_LANE_SHARE = 32  # a lane's share of a long head dim, at most, when a warp's lanes divide it
 
 
+JAM_ROWS = 2  # query rows a thread of a wide walk keeps (jam-walk-rows)
+MIN_JAM_COLUMNS = 128  # value columns (head dim) from which it does
+MIN_JAM_ROWS_PER_SM = 8  # thread-rows an SM after the jam, at least (fewer: not jammed)
+
+
+def walk_rows(rows: int, columns: int, target: Target | None = None) -> int:
+    """Cost function: query rows a thread of an attention walk keeps (``jam-walk-rows``),
+    each staged key and value element it reads serving all of them: ``JAM_ROWS`` for a
+    head dim (``columns``) of ``MIN_JAM_COLUMNS`` or more whose ``JAM_ROWS`` rows a warp's
+    lanes still hold at ``MAX_LANE_SHARE`` elements a lane (so not 1024), over rows enough
+    that the jammed walk keeps ``MIN_JAM_ROWS_PER_SM`` thread-rows on each SM; else 1. Its
+    lanes double so a thread keeps ``MAX_LANE_SHARE`` elements of its rows' head dims in
+    all (``walk_column_lanes``), and its block packs as many more rows
+    (``blockify-launch``: 64 threads after the jam).
+    H200 (``docs/bench/h200-2026-12-04-s21``, calls 9-10), two rows a thread against one:
+    head dim 128, Qwen's S=512 211 -> 170 us, S=128 24.8 -> 22.9, S=2048 1424 -> 1066; but
+    Qwen's S=32 (448 thread-rows, 3 an SM) 4.7 -> 7.3, head dim 1024 spilled past 255
+    registers, and head dim 64, TinyLlama's S=512 103 -> 112-135 and S=4096 3468 ->
+    3432-4259, so narrower heads keep a row a thread (their walk is held back by its
+    longest blocks more than by shared memory: ncu, call 6)."""
+    target = target or target_for()
+    wide = MIN_JAM_COLUMNS <= columns and columns * JAM_ROWS <= MAX_LANE_SHARE * WARP
+    many = rows >= MIN_LANE_ROWS and rows // JAM_ROWS >= MIN_JAM_ROWS_PER_SM * target.sm_count
+    return JAM_ROWS if wide and many else 1
+
+
 def walk_column_lanes(rows: int, dims: int, columns: int, target: Target | None = None) -> int:
     """Cost function: lanes a row of an attention walk deals its head dim out to
     (``split-walk-columns``): the most, up to ``COLUMN_LANES``, that divide the query dim
@@ -120,7 +146,6 @@ def walk_column_lanes(rows: int, dims: int, columns: int, target: Target | None 
     leave an SM 8 warps. Session 18 (``docs/bench/h200-2026-12-03-s18``, batched, the
     lanes' elements interleaved): 16384 rows 2 lanes 100-109 us against 152 split by keys,
     131072 rows 3548 against 3636."""
-    del target
     if rows < MIN_LANE_ROWS:
         return 1
     if rows >= MAX_LANE_ROWS:
@@ -136,8 +161,10 @@ def walk_column_lanes(rows: int, dims: int, columns: int, target: Target | None 
             lanes //= 2
     # A long head dim (1024) would leave each of COLUMN_LANES lanes 128 elements of the
     # query and as many accumulators: more lanes, up to a warp, while they divide it.
+    # A thread keeping several rows (``walk_rows``) keeps each one's share: more lanes.
+    jam = walk_rows(rows, columns, target)
     while (
-        max(dims, columns) > MAX_LANE_SHARE * lanes
+        max(dims, columns) * jam > MAX_LANE_SHARE * lanes
         and lanes < WARP
         and dims % (2 * lanes) == 0
         and columns % (2 * lanes) == 0
