@@ -563,16 +563,16 @@ def test_split_walk_columns_preserves_meaning(name: str) -> None:
 
 def test_head_dim_1024_is_one_walk_of_a_warp_of_lanes() -> None:
     """A head dim of 1024 over 256 rows: one kernel (the scores never stored), its rows
-    dealt to 32 lanes (unroll-dots unrolls the 1024 products for the lanes to split), two
-    rows a thread (jam-walk-rows), blocks of 4 rows (64 threads), 4 keys a staged chunk in
-    dynamic shared memory (11 keys: the last chunk ragged); the interpreters (SIMT, race
-    checker) give PyTorch's answer."""
+    dealt to 32 lanes (unroll-dots unrolls the 1024 products for the lanes to split),
+    blocks of 4 rows, 4 keys a staged chunk in dynamic shared memory (11 keys: the last
+    chunk ragged), one row a thread (two would hold 64 elements a lane: ``walk_rows``);
+    the interpreters (SIMT, race checker) give PyTorch's answer."""
     expr = _sdpa(1, 1, 1, 256, 11, 1024, ", is_causal=True")
     captured = capture_expression(expr)
     imported = import_program(captured.program)
     lower(imported.module, to="kernel")
     (walk,) = [o for o in imported.module.walk() if isinstance(o, kernel.KernelOp)]
-    assert walk.block_shape == (64, 1, 1) and walk.grid_shape == (64, 1, 1)
+    assert walk.block_shape == (128, 1, 1) and walk.grid_shape == (64, 1, 1)
     assert walk.dynamic_shared_bytes() == 2 * 2 * 4 * 1024 * 4
     args, _, reference = fresh_inputs(captured, imported.func, 5, device="cpu")
     want = [w.numpy() for w in reference()]
@@ -602,12 +602,12 @@ def test_jam_walk_rows_preserves_meaning(name: str) -> None:
     """``jam-walk-rows{rows=2}``: a thread keeps two query rows, its walk two online groups
     (one clause), the staged keys and values read once for both; the tile interpreter
     before and after, and the kernel level with the pass forced (SIMT, race checker),
-    give PyTorch's answer. Head dim 128 is jammed by the default pipeline too
-    (``walk_rows``)."""
+    give PyTorch's answer. Head dim 128 over rows enough (4096: 16 heads) is jammed by
+    the default pipeline too (``walk_rows``), over 512 (the case run) it is not."""
     from deplodock.passes.tile.jam_walk_rows import JamWalkRows
 
     expr = JAMMED[name]
-    module = _around_pass(expr, "jam-walk-rows", JamWalkRows(rows=2), _online_groups, 1, 2, 5)
+    _around_pass(expr, "jam-walk-rows", JamWalkRows(rows=2), _online_groups, 1, 2, 5)
     captured = capture_expression(expr)
     imported = import_program(captured.program)
     lower(imported.module, to="kernel", options={"jam-walk-rows": JamWalkRows(rows=2)})
@@ -615,11 +615,18 @@ def test_jam_walk_rows_preserves_meaning(name: str) -> None:
     want = [w.numpy() for w in reference()]
     _close(run_forward(imported.module, [a.numpy() for a in args]), want)
     if name == "head_dim_128":  # the default pipeline: 8 lanes, two rows a thread
-        (walk,) = [k for k in module.walk() if isinstance(k, kernel.KernelOp)]
-        assert walk.block_shape == (64, 1, 1)
         imported = import_program(captured.program)
         lower(imported.module, to="tile")
+        assert _online_groups(imported.module) == 1  # 512 rows: 2 thread-rows an SM
+        many = capture_expression(
+            _sdpa(1, 16, 2, 256, 40, 128, ", is_causal=True, enable_gqa=True")
+        )
+        imported = import_program(many.program)
+        lower(imported.module, to="tile")
         assert _online_groups(imported.module) == 2
+        lower(imported.module, to="kernel")
+        (walk,) = [k for k in imported.module.walk() if isinstance(k, kernel.KernelOp)]
+        assert walk.block_shape == (64, 1, 1)
 
 
 def _kernels(module: ModuleOp) -> int:
