@@ -42,6 +42,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import ExportGraphSignature, TensorArgument
 
+from deplodock.frontends.export import program_fingerprint
 from deplodock.restack import TEMPLATE_LAYERS, LayerNaming, Restack
 
 LAYER = re.compile(r"(?:^|\.)layers\.(\d+)(?=\.|$)")
@@ -390,7 +391,17 @@ def export_layers_once(
 ) -> ExportedProgram | None:
     """``export(module, inputs, name)`` for a module holding a known decoder stack
     (``STITCHED_CODE``) of three or more alike layers: traced with its first two layers
-    only (swapped in, then back), and stitched; else None (the caller exports it all)."""
+    only (``export_stack``), and stitched; else None (the caller exports it all)."""
+    stack = export_stack(module, inputs, name, export)
+    return stack.stitched() if stack is not None else None
+
+
+def export_stack(
+    module: torch.nn.Module, inputs: tuple, name: str, export: Callable
+) -> LayerStack | None:
+    """The ``LayerStack`` of a module holding a known decoder stack (``STITCHED_CODE``) of
+    three or more alike layers, its first two layers traced by ``export`` (swapped in,
+    then back), not yet stitched; else None (nothing traced)."""
     found = [
         (path, stack)
         for path, stack in module.named_modules()
@@ -409,10 +420,7 @@ def export_layers_once(
         two = export(module, inputs, name)
     finally:
         parent.layers = stack
-    try:
-        return stitch_layers(two, len(stack), state)
-    except NotStitchable:
-        return None
+    return LayerStack(two, len(stack), state)
 
 
 def template_of(program: ExportedProgram) -> tuple[ExportedProgram, Restack] | None:
@@ -438,6 +446,24 @@ class LayerStack:
 
     def program(self, layers: int) -> ExportedProgram:
         return stitch_layers(self.two, layers, self.state)
+
+    def stitched(self) -> ExportedProgram | None:
+        """The whole stack's program, or None where the two layers cannot be stitched."""
+        try:
+            return self.program(self.layers)
+        except NotStitchable:
+            return None
+
+    def fingerprint(self) -> list:
+        """JSON that determines the stitched program's ``program_fingerprint`` (what the
+        program cache keys on), computed without stitching: the two-layer program's
+        fingerprint, the number of layers, and each node's layer (from its module path,
+        which the fingerprint leaves out but ``stitch_layers`` reads). ``stitch_layers``
+        builds the graph from these alone (names, targets, arguments and values copied
+        from the two layers), so equal fingerprints stitch to equal programs."""
+        targets = {s.arg.name: s.target for s in self.two.graph_signature.input_specs}
+        layers = [_node_layer(node, targets) for node in self.two.graph.nodes]
+        return [program_fingerprint(self.two), self.layers, layers]
 
 
 _STACKS: weakref.WeakKeyDictionary[ExportedProgram, LayerStack] = weakref.WeakKeyDictionary()

@@ -30,6 +30,7 @@ from deplodock.backends.cuda.program_cache import (
     program_key,
 )
 from deplodock.backends.cuda.runtime import IRNotKept
+from deplodock.frontends.export import program_fingerprint
 from deplodock.frontends.models import ModelSpec, program_identity, resolve
 
 
@@ -154,6 +155,44 @@ def test_a_second_compile_is_a_hit_and_runs_no_lowering(block, private_cache, re
     assert "Block: " in repr(warm)
     with pytest.raises(AssertionError, match="compiler ran"):  # the patch does bite
         deplodock.compile(model, x, cache=False)
+
+
+def test_a_decoder_stack_hits_from_its_two_layer_trace(tiny_decoder, private_cache, monkeypatch):
+    """``deplodock.compile`` of a transformers decoder stack: a second compile is keyed by
+    the two-layer trace (``LayerStack.fingerprint``) and hits without stitching the stack
+    or importing it; its lifted constants and output structure are the stitched program's.
+    A stack of another depth is a miss."""
+    transformers = pytest.importorskip("transformers")
+    from deplodock.frontends import layers
+
+    def model(depth: int):
+        torch.manual_seed(0)
+        config = tiny_decoder("llama", depth, use_cache=False)
+        return transformers.LlamaForCausalLM(config).eval(), config
+
+    lm, config = model(5)
+    ids = torch.randint(0, config.vocab_size, (1, 8))
+    cold = deplodock.compile(lm, ids)
+    stack = layers.export_stack(lm, (ids,), "lm", deplodock.frontends.export.export_module)
+    stitched = stack.stitched()
+    assert program_fingerprint(stitched) == program_fingerprint(cold.exported)
+    assert stitched.call_spec.out_spec == stack.two.call_spec.out_spec
+    assert len(programs(private_cache)) == 2  # the stitched program's key and the stack's
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("stitched on a hit")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(deplodock.pipeline, "lower", refuse)
+        patch.setattr(deplodock.pipeline, "compile_program", refuse)
+        patch.setattr(nvrtc, "compile_cuda", refuse)
+        patch.setattr(layers, "stitch_layers", refuse)
+        warm = deplodock.compile(lm, ids)
+    assert warm.program.from_cache and warm.exported is None
+    assert_same_program(warm.program, cold.program)
+    assert warm.out_spec == cold.out_spec and warm.constants.keys() == cold.constants.keys()
+    deeper, _ = model(6)
+    assert not deplodock.compile(deeper, ids).program.from_cache
 
 
 def test_a_different_shape_arch_or_compiler_is_a_miss(block, private_cache, monkeypatch):

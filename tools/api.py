@@ -139,22 +139,14 @@ def capture_numbers(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.M
     the same kernels. Code that needs a real Python number (a ``range(n)``, an op taking
     only a number) cannot take a tensor: such a number is captured as the constant it is,
     and ``Compiled`` compiles again when called with another value."""
-    module = _as_module(module_or_fn)
-    leaves = pytree.tree_leaves(example_inputs)
-    for k, leaf in enumerate(leaves):
-        if not isinstance(leaf, torch.Tensor | bool | int | float):
-            raise UserInputError(
-                f"example input {k} is a {type(leaf).__name__}: deplodock compiles "
-                "functions of tensors and numbers (bind other values with functools.partial)"
-            )
     from deplodock.frontends.export import export_module
-    from deplodock.frontends.layers import export_layers_once
 
-    name = getattr(module_or_fn, "__name__", type(module).__name__)
-    if not any(isinstance(leaf, bool | int | float) for leaf in leaves):
+    module, name, numbers = _user_module(module_or_fn, example_inputs)
+    if not numbers:
         # a known decoder stack is traced with two layers and stitched (frontends.layers)
         inputs = tuple(example_inputs)
-        program = export_layers_once(module, inputs, name, export_module)
+        stack = _stack(module, inputs, name)
+        program = stack.stitched() if stack is not None else None
         return module, program or export_module(module, inputs, name), False
     try:
         program = export_module(module, numbers_as_tensors(example_inputs), name)
@@ -167,6 +159,30 @@ def capture_numbers(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.M
     # The code turned the tensor back into a number (.item(), an op taking only a
     # number): capture the numbers as the constants they are.
     return module, export_module(module, tuple(example_inputs), name), True
+
+
+def _user_module(module_or_fn: Any, example_inputs: tuple) -> tuple[torch.nn.Module, str, bool]:
+    """(the module to export, its name, whether Python numbers are among the inputs);
+    an input that is neither a tensor nor a number is a ``UserInputError``."""
+    module = _as_module(module_or_fn)
+    leaves = pytree.tree_leaves(example_inputs)
+    for k, leaf in enumerate(leaves):
+        if not isinstance(leaf, torch.Tensor | bool | int | float):
+            raise UserInputError(
+                f"example input {k} is a {type(leaf).__name__}: deplodock compiles "
+                "functions of tensors and numbers (bind other values with functools.partial)"
+            )
+    name = getattr(module_or_fn, "__name__", type(module).__name__)
+    return module, name, any(isinstance(leaf, bool | int | float) for leaf in leaves)
+
+
+def _stack(module: torch.nn.Module, inputs: tuple, name: str):
+    """``frontends.layers.export_stack`` with ``torch.export``: the two-layer trace of a
+    known decoder stack, or None."""
+    from deplodock.frontends.export import export_module
+    from deplodock.frontends.layers import export_stack
+
+    return export_stack(module, inputs, name, export_module)
 
 
 def _import(program) -> ModuleOp:
@@ -215,9 +231,29 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
 
     if arch is not None:
         target_for(arch)  # an unknown arch is an error before any work
+    arch = arch or _default_arch()
+    options = {"graph": graph, "poison": poison}
+    if cache:
+        module, name, numbers = _user_module(module_or_fn, example_inputs)
+        stack = None if numbers else _stack(module, tuple(example_inputs), name)
+        if stack is not None:
+            found = _compile_stack(stack, arch)
+            if found is not None:
+                program, compiled = found
+                if program is None:  # from the program cache: the stack was never stitched
+                    two = stack.two
+                    return Compiled(
+                        module,
+                        None,
+                        compiled,
+                        constants=dict(two.constants),
+                        out_spec=two.call_spec.out_spec,
+                        **options,
+                    )
+                return Compiled(module, program, compiled, **options)
     module, program, specialized = capture_numbers(module_or_fn, *example_inputs)
-    compiled = compile_exported(program, arch=arch or _default_arch(), cache=cache)
-    result = Compiled(module, program, compiled, graph=graph, poison=poison)
+    compiled = compile_exported(program, arch=arch, cache=cache)
+    result = Compiled(module, program, compiled, **options)
     if specialized:  # numbers baked in: another value compiles again
         result.specialized = _Specialized(
             _numbers(example_inputs),
@@ -226,6 +262,29 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
             ),
         )
     return result
+
+
+def _compile_stack(stack, arch: str):
+    """(the stitched program or None, its ``CompiledProgram``) of a decoder stack's
+    two-layer trace: from the program cache under the stack's own key
+    (``LayerStack.fingerprint``: no stitching, no import; a program cache hit is then the
+    two-layer trace and a file read), else stitched and compiled (``compile_exported``)
+    and stored under that key too; None where the layers cannot be stitched."""
+    from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
+    from deplodock.backends.cuda.program_key import program_key
+
+    store = default_program_cache()
+    key = program_key(["stack", stack.fingerprint()], arch) if store is not None else None
+    entry = store.get(key) if key is not None else None
+    if entry is not None:
+        return None, entry.program()
+    program = stack.stitched()
+    if program is None:
+        return None
+    compiled = compile_exported(program, arch=arch)
+    if key is not None:
+        store.put(key, ProgramEntry.of(compiled))
+    return program, compiled
 
 
 def _numbers(inputs: tuple) -> tuple:
