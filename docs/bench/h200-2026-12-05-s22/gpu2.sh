@@ -21,4 +21,4 @@ for M in tinyllama qwen2.5-7b; do
   /usr/bin/time -f "$M compile --ir cuda warm: wall %e s" deplodock compile $M --seq 128 --ir cuda -q -o /tmp/$M-2.cu
   cmp /tmp/$M.cu /tmp/$M-2.cu && echo "$M warm CUDA identical"
 done
-timeout 200 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b inductor api
+timeout 260 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b inductor api backend
