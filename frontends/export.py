@@ -42,7 +42,7 @@ import importlib.util
 import operator
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -655,6 +655,38 @@ def program_fingerprint(ep: torch.export.ExportedProgram) -> list:
             for node in ep.graph.nodes
         ],
     ]
+
+
+def graph_fingerprint(gm: torch.fx.GraphModule, example_inputs: Sequence[object]) -> list | None:
+    """JSON that determines what ``torch.export`` gives for TorchDynamo's graph ``gm``
+    called with ``example_inputs`` (the torch.compile backend's cache key, computed
+    without exporting): every node (op, name, target, arguments, its example value's
+    shape and dtype), each input's shape, dtype, strides and whether it requires grad,
+    and the grad mode. A value the graph computes from its arguments (a
+    ``torch.tensor(2.0)`` call, lifted as a constant) is determined by them. None for a
+    graph that reads its module's attributes (``get_attr``, ``call_module``: values and
+    code the key cannot see), so that graph is always exported."""
+    nodes = []
+    for node in gm.graph.nodes:
+        if node.op in ("get_attr", "call_module"):
+            return None
+        nodes.append(
+            [
+                node.op,
+                node.name,
+                _spelled(node.target),
+                _spelled(node.args),
+                _spelled(node.kwargs),
+                _spelled_value(node.meta.get("example_value")),
+            ]
+        )
+    inputs = [
+        [_spelled_value(t), list(t.stride()), t.requires_grad]
+        if isinstance(t, torch.Tensor)
+        else _spelled(t)
+        for t in example_inputs
+    ]
+    return [inputs, torch.is_grad_enabled(), nodes]
 
 
 def _spelled(value: object) -> object:

@@ -101,6 +101,86 @@ def test_non_tensor_inputs_fall_back() -> None:
     assert fn == gm.forward
 
 
+# ------------------------------------------------------------ the graph's own cache key
+
+
+class _Block(torch.nn.Module):
+    """Linear, RMSNorm, a constant the graph computes (lifted by torch.export), two outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(16, 32)
+        self.norm = torch.nn.RMSNorm(32)
+
+    def forward(self, x):
+        y = self.norm(self.linear(x)) * torch.tensor(2.0)
+        return y, y.sum(-1)
+
+
+def _graphs(model, *inputs):
+    """The (GraphModule, example inputs) dynamo hands a backend for ``model(*inputs)``."""
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append((gm, list(example_inputs)))
+        return gm.forward
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(model, backend=backend)(*inputs)
+    return seen
+
+
+def test_graph_fingerprint_is_the_graph_and_its_inputs() -> None:
+    from deplodock.frontends.export import graph_fingerprint
+
+    model = _Block()
+    x = torch.randn(4, 16)
+    ((gm, inputs),) = _graphs(model, x)
+    ((again, again_inputs),) = _graphs(model, x)
+    assert gm is not again
+    assert graph_fingerprint(gm, inputs) == graph_fingerprint(again, again_inputs)
+    ((other, other_inputs),) = _graphs(model, torch.randn(5, 16))  # another shape
+    assert graph_fingerprint(other, other_inputs) != graph_fingerprint(gm, inputs)
+    ((strided, strided_inputs),) = _graphs(model, torch.randn(16, 4).t())  # other strides
+    assert graph_fingerprint(strided, strided_inputs) != graph_fingerprint(gm, inputs)
+    traced = torch.fx.symbolic_trace(model)  # reads its module's parameters (get_attr)
+    assert graph_fingerprint(traced, [x]) is None
+
+
+def test_a_graph_compiled_before_is_read_back_without_exporting(monkeypatch, tmp_path) -> None:
+    """With the GPU checks stubbed (NVRTC needs no GPU), the backend compiles dynamo's
+    graph and stores it; dynamo's next trace of the same model is answered from the
+    program cache without torch.export: the same kernels, constants and outputs' structure."""
+    import deplodock.api
+    import deplodock.torch_backend as backend
+
+    monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DEPLODOCK_CACHE", raising=False)
+    monkeypatch.setattr(backend, "_runs_here", lambda inputs: None)
+    model = _Block()
+    ((gm, inputs),) = _graphs(model, torch.randn(4, 16))
+    first = backend.deplodock_backend(gm, inputs).deplodock
+    assert first.exported is not None and "lifted_tensor_0" in first.constants
+
+    def no_export(*args, **kwargs):
+        raise AssertionError("a cached graph was exported again")
+
+    monkeypatch.setattr(deplodock.api, "capture", no_export)
+    ((gm, inputs),) = _graphs(model, torch.randn(4, 16))
+    hit = backend.deplodock_backend(gm, inputs).deplodock
+    assert hit.exported is None and hit.module is gm
+    assert hit.program.kernel_names == first.program.kernel_names
+    assert [(s.kind, s.target) for s in hit.inputs] == [(s.kind, s.target) for s in first.inputs]
+    assert hit.out_spec == first.out_spec
+    assert set(hit.constants) == set(first.constants)
+    for name, value in first.constants.items():
+        assert torch.equal(hit.constants[name], value)
+    ((gm, inputs),) = _graphs(model, torch.randn(5, 16))  # another shape: exported again
+    with pytest.raises(AssertionError, match="exported again"):
+        backend.deplodock_backend(gm, inputs)
+
+
 # ------------------------------------------------------------------------------ GPU
 
 
@@ -144,3 +224,28 @@ def test_llama_layers_through_the_backend() -> None:
     with torch.no_grad():
         want = model(ids)
     assert (out - want).abs().max().item() <= 1e-4 * want.abs().max().item()
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_a_warm_graph_from_the_program_cache_matches_eager(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DEPLODOCK_CACHE", raising=False)
+    torch.manual_seed(0)
+    model = _Block().cuda()
+    x = torch.randn(4, 16, device="cuda")
+    for attempt in ("cold", "warm"):
+        torch._dynamo.reset()
+        seen = []
+
+        def spy(gm, example_inputs, seen=seen):
+            run = deplodock_backend(gm, example_inputs)
+            seen.append(run)
+            return run
+
+        with torch.no_grad():
+            out = torch.compile(model, backend=spy)(x)
+            want = model(x)
+        (run,) = seen
+        assert (run.deplodock.exported is None) == (attempt == "warm"), attempt
+        torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)

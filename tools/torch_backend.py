@@ -18,6 +18,11 @@ cannot, it warns (``warnings.warn``, category ``DeplodockFallbackWarning``) and 
   what would have happened on one), or example inputs that are not CUDA tensors;
 - NVRTC failing on the generated source (a deplodock bug: reported, not hidden).
 
+A graph compiled before is read from the program cache under a key of dynamo's graph
+itself (its nodes, its inputs' shapes, dtypes and strides: ``frontends.export.
+graph_fingerprint``), so a warm call exports, imports and lowers nothing; what remains
+of a warm ``torch.compile`` is dynamo's own trace.
+
 Calls: dynamo guards on shapes, dtypes and strides, so a graph always sees the strides
 it was compiled for; a non-contiguous input (a transposed view passed to the model) is
 made contiguous by the compiled program (``deplodock.api.Compiled``: one copy), because
@@ -68,11 +73,52 @@ def _dynamic(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> str | N
     return None
 
 
+def _graph_key(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], arch: str) -> str | None:
+    """The program cache key of dynamo's graph itself (``frontends.export.graph_fingerprint``),
+    so that a graph compiled before is found without exporting it again; None when the
+    cache is off or the graph reads its module's attributes."""
+    from deplodock.backends.cuda.program_cache import default_program_cache
+    from deplodock.backends.cuda.program_key import program_key
+    from deplodock.frontends.export import graph_fingerprint
+
+    if default_program_cache() is None:
+        return None
+    fingerprint = graph_fingerprint(gm, example_inputs)
+    return program_key(["dynamo", fingerprint], arch) if fingerprint is not None else None
+
+
+def _runs_here(example_inputs: Sequence[Any]) -> str | None:
+    """Why the compiled graph cannot run on these inputs here (None when it can)."""
+    from deplodock.backends.cuda.driver import gpu_available
+
+    if not gpu_available():
+        return "no CUDA GPU is available on this machine"
+    devices = {t.device.type for t in example_inputs}
+    if devices != {"cuda"}:
+        return f"its inputs are on {', '.join(sorted(devices))}; deplodock runs CUDA tensors"
+    return None
+
+
+def _runner(compiled: Any) -> Callable[..., Any]:
+    def run(*args: torch.Tensor) -> Any:
+        return compiled(*args)
+
+    run.deplodock = compiled  # type: ignore[attr-defined]  (for inspection and tests)
+    return run
+
+
 def deplodock_backend(
     gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **_options: Any
 ) -> Callable[..., Any]:
     """The TorchDynamo backend: ``gm`` compiled by deplodock, or ``gm.forward`` with a
-    ``DeplodockFallbackWarning`` saying why not."""
+    ``DeplodockFallbackWarning`` saying why not.
+
+    A graph compiled before (by this compiler, for this arch) is read from the program
+    cache under its own key (``_graph_key``): no export, no import, no lowering; else it
+    is exported, looked up under the exported program's key (``deplodock.compile``'s),
+    lowered and compiled, and stored under both."""
+    from torch.utils._pytree import treespec_dumps, treespec_loads
+
     from deplodock.api import (
         Compiled,
         _default_arch,
@@ -81,7 +127,7 @@ def deplodock_backend(
         capture,
         compile_exported,
     )
-    from deplodock.backends.cuda.driver import gpu_available
+    from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
     from deplodock.errors import UserInputError
     from deplodock.pipeline import lower
 
@@ -89,9 +135,19 @@ def deplodock_backend(
     if why is not None:
         return _fallback(gm, why)
     arch = _default_arch()
+    store = default_program_cache()
+    key = _graph_key(gm, example_inputs, arch)
+    entry = store.get(key) if key is not None else None
+    if entry is not None:
+        why = _runs_here(example_inputs)
+        if why is not None:
+            return _fallback(gm, why)
+        out_spec = treespec_loads(entry.info["out_spec"])
+        program = entry.program()
+        return _runner(Compiled(gm, None, program, constants=entry.constants, out_spec=out_spec))
     try:
         module, program = capture(gm, *example_inputs)
-        # a graph compiled before comes from the program cache (as deplodock.compile's)
+        # a graph exported to a program compiled before comes from the program cache
         cached = cached_exported(program, arch)
         imported = None
         if cached is None:
@@ -99,21 +155,15 @@ def deplodock_backend(
             lower(imported, to="loop")  # every unsupported op is found here, GPU or not
     except UserInputError as error:
         return _fallback(gm, f"deplodock cannot compile it: {error}")
-    if not gpu_available():
-        return _fallback(gm, "no CUDA GPU is available on this machine")
-    devices = {t.device.type for t in example_inputs}
-    if devices != {"cuda"}:
-        return _fallback(
-            gm, f"its inputs are on {', '.join(sorted(devices))}; deplodock runs CUDA tensors"
-        )
+    why = _runs_here(example_inputs)
+    if why is not None:
+        return _fallback(gm, why)
     try:
         compiled_program = cached or compile_exported(program, arch, imported=imported)
         compiled = Compiled(module, program, compiled_program)
     except Exception as error:  # NVRTC on generated code: a deplodock bug, said plainly
         return _fallback(gm, f"compiling it failed: {type(error).__name__}: {error}")
-
-    def run(*args: torch.Tensor) -> Any:
-        return compiled(*args)
-
-    run.deplodock = compiled  # type: ignore[attr-defined]  (for inspection and tests)
-    return run
+    if key is not None:
+        info = {"out_spec": treespec_dumps(program.call_spec.out_spec)}
+        store.put(key, ProgramEntry.of(compiled_program, program.constants, info))
+    return _runner(compiled)

@@ -1,4 +1,4 @@
-# Session 22, call 2 (issue 21): compile time on the H200's host, cold (deplodock's caches
+# Session 23, call 1 (issue 21; written in session 22, which found no machine): compile time on the H200's host, cold (deplodock's caches
 # empty) and warm, for `deplodock run` and `deplodock compile --ir cuda` of whole TinyLlama
 # and Qwen2.5-7B at seq 128, beside torch.compile's first call (TinyLlama). The image keeps
 # no bytecode of its site-packages (read-only, no __pycache__), so every process compiled
@@ -21,4 +21,3 @@ for M in tinyllama qwen2.5-7b; do
   /usr/bin/time -f "$M compile --ir cuda warm: wall %e s" deplodock compile $M --seq 128 --ir cuda -q -o /tmp/$M-2.cu
   cmp /tmp/$M.cu /tmp/$M-2.cu && echo "$M warm CUDA identical"
 done
-timeout 260 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b inductor api backend
