@@ -185,6 +185,31 @@ def _on_gpu(block):
     return model.cuda(), x.cuda()
 
 
+def test_deplodock_stats_shows_where_the_time_goes(tmp_path, monkeypatch, capsys) -> None:
+    """DEPLODOCK_STATS=1: deplodock.compile prints its stages (time, peak memory) on
+    stderr; compiled again, the program cache answers and nothing is lowered."""
+    monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DEPLODOCK_CACHE", raising=False)
+    monkeypatch.setenv("DEPLODOCK_STATS", "1")
+
+    def scaled_softmax(x):
+        return torch.softmax(x * 0.5, -1)
+
+    x = torch.randn(8, 32)
+    deplodock.compile(scaled_softmax, x)
+    cold = capsys.readouterr().err
+    assert "deplodock stats: deplodock.compile(scaled_softmax)" in cold
+    for stage in ("capture (torch.export)", "import (torch dialect)", "lower to kernel, NVRTC"):
+        assert stage in cold, cold
+    assert " MB" in cold and "total" in cold
+    deplodock.compile(scaled_softmax, x)
+    warm = capsys.readouterr().err
+    assert "program cache lookup" in warm and "lower to kernel" not in warm, warm
+    monkeypatch.setenv("DEPLODOCK_STATS", "0")
+    deplodock.compile(scaled_softmax, x)
+    assert "deplodock stats" not in capsys.readouterr().err
+
+
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.parametrize("graph", [False, True], ids=["launches", "cuda-graph"])

@@ -148,7 +148,9 @@ def test_graph_fingerprint_is_the_graph_and_its_inputs() -> None:
     assert graph_fingerprint(traced, [x]) is None
 
 
-def test_a_graph_compiled_before_is_read_back_without_exporting(monkeypatch, tmp_path) -> None:
+def test_a_graph_compiled_before_is_read_back_without_exporting(
+    monkeypatch, tmp_path, capsys
+) -> None:
     """With the GPU checks stubbed (NVRTC needs no GPU), the backend compiles dynamo's
     graph and stores it; dynamo's next trace of the same model is answered from the
     program cache without torch.export: the same kernels, constants and outputs' structure."""
@@ -167,8 +169,11 @@ def test_a_graph_compiled_before_is_read_back_without_exporting(monkeypatch, tmp
         raise AssertionError("a cached graph was exported again")
 
     monkeypatch.setattr(deplodock.api, "capture", no_export)
+    monkeypatch.setenv("DEPLODOCK_STATS", "1")
     ((gm, inputs),) = _graphs(model, torch.randn(4, 16))
     hit = backend.deplodock_backend(gm, inputs).deplodock
+    stats = capsys.readouterr().err
+    assert "deplodock stats: torch.compile backend" in stats and "program cache lookup" in stats
     assert hit.exported is None and hit.module is gm
     assert hit.program.kernel_names == first.program.kernel_names
     assert [(s.kind, s.target) for s in hit.inputs] == [(s.kind, s.target) for s in first.inputs]

@@ -60,6 +60,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from deplodock.boundary import collect_rarely
 from deplodock.errors import UserInputError
+from deplodock.stages import Stages, stats_from_env
 
 __all__ = ["Compiled", "capture", "compile", "compile_exported", "lower"]
 
@@ -233,12 +234,16 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
         target_for(arch)  # an unknown arch is an error before any work
     arch = arch or _default_arch()
     options = {"graph": graph, "poison": poison}
+    title = getattr(module_or_fn, "__name__", type(module_or_fn).__name__)
+    stages = stats_from_env(f"deplodock.compile({title})")
     if cache:
         module, name, numbers = _user_module(module_or_fn, example_inputs)
-        stack = None if numbers else _stack(module, tuple(example_inputs), name)
+        with stages.step("two-layer trace"):
+            stack = None if numbers else _stack(module, tuple(example_inputs), name)
         if stack is not None:
-            found = _compile_stack(stack, arch)
+            found = _compile_stack(stack, arch, stages)
             if found is not None:
+                stages.print()
                 program, compiled = found
                 if program is None:  # from the program cache: the stack was never stitched
                     two = stack.two
@@ -251,8 +256,10 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
                         **options,
                     )
                 return Compiled(module, program, compiled, **options)
-    module, program, specialized = capture_numbers(module_or_fn, *example_inputs)
-    compiled = compile_exported(program, arch=arch, cache=cache)
+    with stages.step("capture (torch.export)"):
+        module, program, specialized = capture_numbers(module_or_fn, *example_inputs)
+    compiled = compile_exported(program, arch=arch, cache=cache, stages=stages)
+    stages.print()
     result = Compiled(module, program, compiled, **options)
     if specialized:  # numbers baked in: another value compiles again
         result.specialized = _Specialized(
@@ -264,7 +271,7 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
     return result
 
 
-def _compile_stack(stack, arch: str):
+def _compile_stack(stack, arch: str, stages: Stages):
     """(the stitched program or None, its ``CompiledProgram``) of a decoder stack's
     two-layer trace: from the program cache under the stack's own key
     (``LayerStack.fingerprint``: no stitching, no import; a program cache hit is then the
@@ -274,14 +281,16 @@ def _compile_stack(stack, arch: str):
     from deplodock.backends.cuda.program_key import program_key
 
     store = default_program_cache()
-    key = program_key(["stack", stack.fingerprint()], arch) if store is not None else None
-    entry = store.get(key) if key is not None else None
-    if entry is not None:
-        return None, entry.program()
-    program = stack.stitched()
+    with stages.step("program cache lookup"):
+        key = program_key(["stack", stack.fingerprint()], arch) if store is not None else None
+        entry = store.get(key) if key is not None else None
+        if entry is not None:
+            return None, entry.program()
+    with stages.step("stitch the layers"):
+        program = stack.stitched()
     if program is None:
         return None
-    compiled = compile_exported(program, arch=arch)
+    compiled = compile_exported(program, arch=arch, stages=stages)
     if key is not None:
         store.put(key, ProgramEntry.of(compiled))
     return program, compiled
@@ -333,28 +342,35 @@ def _exported_key(program, arch: str) -> str:
     return program_key(["exported", program_fingerprint(program)], arch)
 
 
-def compile_exported(program, arch: str = "sm_90", cache: bool = True, imported=None):
+def compile_exported(
+    program, arch: str = "sm_90", cache: bool = True, imported=None, stages: Stages | None = None
+):
     """The ``CompiledProgram`` of an ExportedProgram: from the program cache when this
     graph was compiled for ``arch`` by this compiler before (no lowering, no NVRTC),
     else lowered and compiled (from ``imported``, its import at any level, where the
-    caller has it), then stored."""
+    caller has it), then stored. ``stages`` times each step (``deplodock.stages``)."""
     from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
 
+    stages = stages or Stages()
     store = default_program_cache() if cache else None
     key = None
     if store is not None:
-        key = _exported_key(program, arch)
-        entry = store.get(key)
-        if entry is not None:
-            return entry.program()
-    compiled = compile_layers_once(program, arch, None if cache else False, imported)
+        with stages.step("program cache lookup"):
+            key = _exported_key(program, arch)
+            entry = store.get(key)
+            if entry is not None:
+                return entry.program()
+    compiled = compile_layers_once(program, arch, None if cache else False, imported, stages=stages)
     if store is not None:
-        store.put(key, ProgramEntry.of(compiled))
+        with stages.step("program cache store"):
+            store.put(key, ProgramEntry.of(compiled))
     return compiled
 
 
 @collect_rarely()
-def compile_layers_once(program, arch: str, cache=None, imported=None, restack=None):
+def compile_layers_once(
+    program, arch: str, cache=None, imported=None, restack=None, stages: Stages | None = None
+):
     """``compile_program`` of an ExportedProgram (or of ``imported``, its import, lowered
     to any level; ``restack`` where that is a stack's template): a stitched decoder stack
     lowered as its four-layer template and restacked (``frontends.layers.template_of``),
@@ -363,13 +379,17 @@ def compile_layers_once(program, arch: str, cache=None, imported=None, restack=N
     from deplodock.pipeline import compile_program
     from deplodock.restack import NotRestackable
 
+    stages = stages or Stages()
     if imported is None:
-        found = template_of(program)
-        imported, restack = (_import(found[0]), found[1]) if found else (_import(program), None)
+        with stages.step("import (torch dialect)"):
+            found = template_of(program)
+            imported, restack = (_import(found[0]), found[1]) if found else (_import(program), None)
     try:
-        return compile_program(imported, arch=arch, cache=cache, restack=restack)
+        with stages.step("lower to kernel, NVRTC"):
+            return compile_program(imported, arch=arch, cache=cache, restack=restack)
     except NotRestackable:
-        return compile_program(_import(program), arch=arch, cache=cache)
+        with stages.step("lower every layer, NVRTC"):
+            return compile_program(_import(program), arch=arch, cache=cache)
 
 
 def _device_of(inputs: Any) -> torch.device | None:

@@ -46,7 +46,6 @@ import argparse
 import contextlib
 import io
 import os
-import resource
 import sys
 import time
 from collections import Counter
@@ -64,6 +63,7 @@ from deplodock.boundary import (
 )
 from deplodock.errors import UserInputError
 from deplodock.levels import LEVELS
+from deplodock.stages import Stages
 from deplodock.target import DEFAULT_ARCH, TARGETS
 
 if TYPE_CHECKING:  # xDSL, the passes and torch load where a command needs them: an
@@ -220,17 +220,15 @@ MODEL_RTOL = 1e-4
 
 
 @dataclass
-class _Steps:
+class _Steps(Stages):
     """Times the long steps (capture, import, each level's lowering), shows them as
     progress on a terminal's stderr, and keeps them for --stats."""
 
-    progress: bool
-    rows: list[tuple[str, float, float]] = field(default_factory=list)  # name, s, RSS MB
+    progress: bool = False
     counts: list[tuple[str, Counter[str]]] = field(default_factory=list)  # level, ops
     kernels: list[KernelStats] | None = None  # the loop level, fused
     eager: list[OpStats] | None = None  # one kernel per torch op (from right after lift)
     origins: dict = field(default_factory=dict)  # torch op name -> Origin (provenance)
-    title: str = ""
     target: object = None  # the Target the rooflines are for (None: sm_90)
 
     @contextlib.contextmanager
@@ -239,18 +237,12 @@ class _Steps:
         show = show and self.progress
         if show:
             print(f"deplodock: {name} …", end="", file=sys.stderr, flush=True)
-        started = time.perf_counter()
         try:
-            yield
+            with super().step(name):
+                yield
         finally:
-            elapsed = time.perf_counter() - started
             if show:
-                print(f" {elapsed:.1f} s", file=sys.stderr, flush=True)
-        self.rows.append((name, elapsed, _peak_rss_mb()))
-
-    @property
-    def total_s(self) -> float:
-        return sum(seconds for _, seconds, _ in self.rows)
+                print(f" {self.rows[-1][1]:.1f} s", file=sys.stderr, flush=True)
 
 
 class _Bar:
@@ -278,12 +270,6 @@ class _Bar:
     def close(self, what: str = "done") -> None:
         self.draw(what)
         print(file=sys.stderr, flush=True)
-
-
-def _peak_rss_mb() -> float:
-    """This process's peak resident memory so far (Linux reports KiB, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
 
 
 def _steps(args: argparse.Namespace) -> _Steps:
@@ -542,12 +528,7 @@ def _print_stats(steps: _Steps, verbose: bool = False) -> None:
     from deplodock.kernel_stats import format_table
 
     out = sys.stderr
-    print(f"deplodock stats: {steps.title}" if steps.title else "deplodock stats:", file=out)
-    print(f"  {'step':<24} {'time':>9} {'peak RSS':>10}", file=out)
-    for name, seconds, rss in steps.rows:
-        print(f"  {name:<24} {seconds:>7.2f} s {rss:>7.0f} MB", file=out)
-    total = sum(seconds for _, seconds, _ in steps.rows)
-    print(f"  {'total':<24} {total:>7.2f} s", file=out)
+    steps.print(out)
     for level, counts in steps.counts:
         print(f"{level} level: {sum(counts.values())} ops", file=out)
         for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):

@@ -130,40 +130,49 @@ def deplodock_backend(
     from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
     from deplodock.errors import UserInputError
     from deplodock.pipeline import lower
+    from deplodock.stages import stats_from_env
 
     why = _dynamic(gm, example_inputs)
     if why is not None:
         return _fallback(gm, why)
     arch = _default_arch()
+    stages = stats_from_env(f"torch.compile backend, a graph of {len(gm.graph.nodes)} nodes")
     store = default_program_cache()
-    key = _graph_key(gm, example_inputs, arch)
-    entry = store.get(key) if key is not None else None
+    with stages.step("program cache lookup"):
+        key = _graph_key(gm, example_inputs, arch)
+        entry = store.get(key) if key is not None else None
     if entry is not None:
         why = _runs_here(example_inputs)
         if why is not None:
             return _fallback(gm, why)
         out_spec = treespec_loads(entry.info["out_spec"])
         program = entry.program()
+        stages.print()
         return _runner(Compiled(gm, None, program, constants=entry.constants, out_spec=out_spec))
     try:
-        module, program = capture(gm, *example_inputs)
+        with stages.step("capture (torch.export)"):
+            module, program = capture(gm, *example_inputs)
         # a graph exported to a program compiled before comes from the program cache
         cached = cached_exported(program, arch)
         imported = None
         if cached is None:
-            imported = _import(program)
-            lower(imported, to="loop")  # every unsupported op is found here, GPU or not
+            with stages.step("import, lower to loop"):
+                imported = _import(program)
+                lower(imported, to="loop")  # every unsupported op is found here, GPU or not
     except UserInputError as error:
         return _fallback(gm, f"deplodock cannot compile it: {error}")
     why = _runs_here(example_inputs)
     if why is not None:
         return _fallback(gm, why)
     try:
-        compiled_program = cached or compile_exported(program, arch, imported=imported)
+        compiled_program = cached or compile_exported(
+            program, arch, imported=imported, stages=stages
+        )
         compiled = Compiled(module, program, compiled_program)
     except Exception as error:  # NVRTC on generated code: a deplodock bug, said plainly
         return _fallback(gm, f"compiling it failed: {type(error).__name__}: {error}")
     if key is not None:
         info = {"out_spec": treespec_dumps(program.call_spec.out_spec)}
         store.put(key, ProgramEntry.of(compiled_program, program.constants, info))
+    stages.print()
     return _runner(compiled)
