@@ -1,5 +1,6 @@
-"""Session 16: how long a whole model takes to compile, cold and warm, through each entry
-point, beside torch.compile's first call on the same model (issue 21).
+"""How long a whole model takes to compile, cold and warm, through each entry point, beside
+torch.compile's first call on the same model (issue 21; session 16's, and with
+``DEPLODOCK_STATS=1`` in the environment each deplodock child's stage table printed too).
 
     python3 docs/bench/h200-2026-12-03-s16/first_call.py MODEL [WHAT ...]
 
@@ -66,6 +67,11 @@ def main() -> None:
                 lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT")]
                 tail = done.stderr.strip().splitlines()[-3:] if done.returncode else []
                 print(f"{model_name} {attempt}: {lines[0][7:] if lines else tail}", flush=True)
+                err = done.stderr.splitlines()
+                tables = [k for k, line in enumerate(err) if line.startswith("deplodock stats")]
+                for k in tables:
+                    end = next((j for j in range(k + 1, len(err)) if "total" in err[j]), k)
+                    print("\n".join("    " + line for line in err[k : end + 1]), flush=True)
 
 
 if __name__ == "__main__":
