@@ -104,3 +104,24 @@ def test_deplo_opt_reads_a_pipeline_it_ran_back(cache_dir: Path, tmp_path: Path,
         assert opt.main([str(path), "-p", "tileify"]) != 0  # another pipeline: it runs
     finally:
         opt.DeploOptMain.apply_passes = original
+
+
+def test_deplo_opt_time_passes_shows_each_pass_on_stderr(
+    cache_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """``--time-passes``: the stage table (parse, each pass, print; seconds and peak RSS)
+    on stderr, the IR alone on stdout, and the output cache neither read nor written."""
+    from deplodock import opt
+
+    path = tmp_path / "p.mlir"
+    path.write_text(_compile(["-c", EXPR, "--ir", "loop"], capsys))
+    assert opt.main([str(path), "-p", "tileify,blockify-launch", "--time-passes"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("builtin.module") and "stats" not in captured.out
+    table = captured.err.splitlines()
+    assert table[0] == f"deplodock stats: deplo-opt {path}"
+    steps = [line.split()[0] for line in table[2:-1]]
+    assert steps == ["parse", "tileify", "blockify-launch", "print"], table
+    assert all(line.endswith(" MB") for line in table[2:-1]) and table[-1].split()[0] == "total"
+    assert opt.main([str(path), "-p", "tileify,blockify-launch", "--time-passes"]) == 0
+    assert "blockify-launch" in capsys.readouterr().err  # ran again: not from the cache

@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-import time
 from collections.abc import Sequence
 from typing import IO
 
@@ -47,6 +46,7 @@ from deplodock.dialects import project_dialects
 from deplodock.errors import UserInputError
 from deplodock.passes import all_passes
 from deplodock.pipeline import decides_from_hardware
+from deplodock.stages import Stages
 from deplodock.target import DEFAULT_ARCH, TARGETS, UnknownTarget, target_for
 
 __all__ = ["DeploOptMain", "format_parse_error", "main"]
@@ -119,12 +119,18 @@ class DeploOptMain(xDSLOptMain):
                 stream.close()
             return
         self.printed: list[str] = []
-        super().run()
+        self.stages = Stages(f"deplo-opt {self.args.input_file or '<stdin>'}")
+        try:
+            super().run()
+        finally:
+            if self.args.time_passes:  # on stderr: stdout holds the IR
+                self.stages.print(sys.stderr)
         if store is not None and len(self.printed) == 1:
             store.put(key, self.printed[0])
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
-        text = super().output_resulting_program(prog)
+        with self.stages.step("print"):
+            text = super().output_resulting_program(prog)
         self.printed.append(text)
         return text
 
@@ -154,9 +160,10 @@ class DeploOptMain(xDSLOptMain):
         return program_key(program, args.arch or DEFAULT_ARCH)
 
     def _parse_mlir(self, io: IO[bytes]) -> ModuleOp:
-        data = io.read()
-        self.text = data.decode() if isinstance(data, bytes) else data
-        return parse_text(self.ctx, self.text, self.get_input_name())
+        with self.stages.step("parse"):
+            data = io.read()
+            self.text = data.decode() if isinstance(data, bytes) else data
+            return parse_text(self.ctx, self.text, self.get_input_name())
 
     def apply_passes(self, prog: ModuleOp) -> None:
         verify = not self.args.disable_verify
@@ -170,10 +177,8 @@ class DeploOptMain(xDSLOptMain):
         passes = [self._for_arch(p) for p in self.pipeline.passes]
         for i, pass_ in enumerate(passes):
             self.failed_at = i
-            start = time.perf_counter()
-            apply_pass(pass_, self.ctx, prog, **({} if verify else {"verify": None}))
-            if self.args.time_passes:
-                print(f"Pass {pass_.name} took {time.perf_counter() - start} seconds")
+            with self.stages.step(pass_.name):
+                apply_pass(pass_, self.ctx, prog, **({} if verify else {"verify": None}))
             if self.args.print_between_passes and i + 1 < len(passes):
                 print(f"IR after {pass_.name}:")
                 Printer(stream=sys.stdout).print_op(prog)
