@@ -3,10 +3,13 @@
 # whole TinyLlama at seq 128 (random weights on the GPU), each in a process of its own,
 # with each deplodock child's stage table (DEPLODOCK_STATS=1); then where this host's
 # import time goes (python -X importtime); bytecode kept under PYTHONPYCACHEPREFIX as in
-# gpu1.sh. MODELS overrides the model list.
+# gpu1.sh. MODELS overrides the model list. First, the GPU tests of the backend and the API.
 R=$PWD
 python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
-export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site PYTHONPYCACHEPREFIX=/tmp/pyc DEPLODOCK_STATS=1
+export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site PYTHONPYCACHEPREFIX=/tmp/pyc
+# the GPU tests of the backend (its warm graph from the program cache against eager) and the API
+timeout -s KILL 170 python3 -m pytest -q -m gpu -p no:cacheprovider -rA -W ignore test/test_torch_backend.py test/test_api.py > $OUT/gpu_tests.log 2>&1; tail -3 $OUT/gpu_tests.log
+export DEPLODOCK_STATS=1
 cd /tmp
 /usr/bin/time -f "bytecode warm-up %e s" python3 -c "import torch, transformers, torch._dynamo, torch.export, torch._inductor; import deplodock.cli, deplodock.frontends.models; from transformers import LlamaForCausalLM, Qwen2ForCausalLM"
 /usr/bin/time -f "import torch %e s" python3 -c "import torch"
