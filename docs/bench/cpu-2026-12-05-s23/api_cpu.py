@@ -1,6 +1,6 @@
 """deplodock.compile(model, ids) of a whole model on the CPU machine (compiles, no call).
 
-    DEPLODOCK_STATS=1 python api_cpu.py tinyllama-1.1b|qwen2.5-7b
+DEPLODOCK_STATS=1 python api_cpu.py tinyllama-1.1b|qwen2.5-7b
 """
 
 import sys

@@ -35,4 +35,5 @@ for attempt in ("cold", "warm", "warm"):
     with torch.no_grad():
         torch.compile(model, backend=backend)(ids)
     first = time.perf_counter() - t
-    print(f"{attempt} first call {first:.2f} s, backend {stamp['backend']:.2f} s, hit {stamp['hit']}")
+    own = stamp["backend"]
+    print(f"{attempt} first call {first:.2f} s, backend {own:.2f} s, hit {stamp['hit']}")
