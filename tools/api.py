@@ -60,7 +60,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from deplodock.boundary import collect_rarely
 from deplodock.errors import UserInputError
-from deplodock.stages import Stages, stats_from_env
+from deplodock.stages import Stages, stats_from_env, unrecorded
 
 __all__ = ["Compiled", "capture", "compile", "compile_exported", "lower"]
 
@@ -238,8 +238,10 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
     stages = stats_from_env(f"deplodock.compile({title})")
     if cache:
         module, name, numbers = _user_module(module_or_fn, example_inputs)
-        with stages.step("two-layer trace"):
-            stack = None if numbers else _stack(module, tuple(example_inputs), name)
+        stack = None
+        if not numbers:
+            with stages.step("two-layer trace"):
+                stack = _stack(module, tuple(example_inputs), name)
         if stack is not None:
             found = _compile_stack(stack, arch, stages)
             if found is not None:
@@ -351,7 +353,7 @@ def compile_exported(
     caller has it), then stored. ``stages`` times each step (``deplodock.stages``)."""
     from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
 
-    stages = stages or Stages()
+    stages = stages or unrecorded()
     store = default_program_cache() if cache else None
     key = None
     if store is not None:
@@ -379,7 +381,7 @@ def compile_layers_once(
     from deplodock.pipeline import compile_program
     from deplodock.restack import NotRestackable
 
-    stages = stages or Stages()
+    stages = stages or unrecorded()
     if imported is None:
         with stages.step("import (torch dialect)"):
             found = template_of(program)

@@ -76,13 +76,10 @@ def _dynamic(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> str | N
 def _graph_key(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], arch: str) -> str | None:
     """The program cache key of dynamo's graph itself (``frontends.export.graph_fingerprint``),
     so that a graph compiled before is found without exporting it again; None when the
-    cache is off or the graph reads its module's attributes."""
-    from deplodock.backends.cuda.program_cache import default_program_cache
+    graph reads its module's attributes."""
     from deplodock.backends.cuda.program_key import program_key
     from deplodock.frontends.export import graph_fingerprint
 
-    if default_program_cache() is None:
-        return None
     fingerprint = graph_fingerprint(gm, example_inputs)
     return program_key(["dynamo", fingerprint], arch) if fingerprint is not None else None
 
@@ -139,7 +136,7 @@ def deplodock_backend(
     stages = stats_from_env(f"torch.compile backend, a graph of {len(gm.graph.nodes)} nodes")
     store = default_program_cache()
     with stages.step("program cache lookup"):
-        key = _graph_key(gm, example_inputs, arch)
+        key = _graph_key(gm, example_inputs, arch) if store is not None else None
         entry = store.get(key) if key is not None else None
     if entry is not None:
         why = _runs_here(example_inputs)
