@@ -186,6 +186,48 @@ def test_a_graph_compiled_before_is_read_back_without_exporting(
         backend.deplodock_backend(gm, inputs)
 
 
+def test_the_graph_is_exported_outside_dynamos_tracing_context(monkeypatch, tmp_path) -> None:
+    """Inside a backend, dynamo's fake mode is found through its tracing context; an export
+    run there (torch 2.11) lifts the constants the graph makes as fake tensors with no
+    data, which then fail the first call from the program cache. The backend exports
+    outside that context, and falls back (a warning, not a crash) if a constant has no data."""
+    import deplodock.api
+    import deplodock.torch_backend as backend
+    from torch._guards import detect_fake_mode
+
+    monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(backend, "_runs_here", lambda inputs: None)
+    capture, seen = deplodock.api.capture, []
+
+    def spy(*args):
+        seen.append(detect_fake_mode())
+        return capture(*args)
+
+    monkeypatch.setattr(deplodock.api, "capture", spy)
+    model = _Block()
+    x = torch.randn(4, 16)
+
+    def within_dynamo(gm, example_inputs):
+        assert detect_fake_mode() is not None  # what the backend must step out of
+        backend.deplodock_backend(gm, example_inputs)
+        return gm.forward  # compiled, not run: no GPU here
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(model, backend=within_dynamo)(x)
+    assert seen == [None]
+
+    def fake_constant(*args):
+        module, program = capture(*args)
+        program.constants["lifted_tensor_0"] = torch.empty((), device="meta")
+        return module, program
+
+    monkeypatch.setattr(deplodock.api, "capture", fake_constant)
+    ((gm, inputs),) = _graphs(model, torch.randn(3, 16))
+    with pytest.warns(backend.DeplodockFallbackWarning, match="lifted_tensor_0 were captured"):
+        assert backend.deplodock_backend(gm, inputs) == gm.forward
+
+
 # ------------------------------------------------------------------------------ GPU
 
 

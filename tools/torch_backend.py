@@ -96,6 +96,17 @@ def _runs_here(example_inputs: Sequence[Any]) -> str | None:
     return None
 
 
+def _fake_constants(program: Any) -> list[str]:
+    """The program's lifted constants that hold no data (fake or meta tensors)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return [
+        name
+        for name, value in program.constants.items()
+        if isinstance(value, torch.Tensor) and (isinstance(value, FakeTensor) or value.is_meta)
+    ]
+
+
 def _runner(compiled: Any) -> Callable[..., Any]:
     def run(*args: torch.Tensor) -> Any:
         return compiled(*args)
@@ -114,6 +125,7 @@ def deplodock_backend(
     cache under its own key (``_graph_key``): no export, no import, no lowering; else it
     is exported, looked up under the exported program's key (``deplodock.compile``'s),
     lowered and compiled, and stored under both."""
+    from torch._guards import tracing
     from torch.utils._pytree import treespec_dumps, treespec_loads
 
     from deplodock.api import (
@@ -147,8 +159,14 @@ def deplodock_backend(
         stages.print()
         return _runner(Compiled(gm, None, program, constants=entry.constants, out_spec=out_spec))
     try:
-        with stages.step("capture (torch.export)"):
+        with stages.step("capture (torch.export)"), tracing(None):
+            # outside dynamo's tracing context: torch.export would otherwise find dynamo's
+            # fake mode there (torch 2.11 did), and a constant the graph makes
+            # (``torch.tensor(2.0)``) would be lifted as a fake tensor with no data
             module, program = capture(gm, *example_inputs)
+        unreal = _fake_constants(program)
+        if unreal:
+            return _fallback(gm, f"its constants {', '.join(unreal)} were captured without data")
         # a graph exported to a program compiled before comes from the program cache
         cached = cached_exported(program, arch)
         imported = None

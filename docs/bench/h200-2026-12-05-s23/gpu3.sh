@@ -28,3 +28,11 @@ timeout -s KILL 120 python3 -m pytest -q -m gpu -p no:cacheprovider -rA -W ignor
 cd /tmp
 unset DEPLODOCK_CACHE_DIR
 DEPLODOCK_STATS=1 timeout 260 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b inductor api backend
+# Added in session 24: Qwen2.5-7B's run and compile, cold and warm, if time is left.
+M=qwen2.5-7b
+export DEPLODOCK_CACHE_DIR=/tmp/dc-run-$M; rm -rf $DEPLODOCK_CACHE_DIR
+/usr/bin/time -f "$M run cold: wall %e s, %M KB" timeout 120 deplodock run $M --seq 128 --no-bench 2>&1 | grep -E "compiled in|logits|kernels|wall|rror"
+/usr/bin/time -f "$M run warm: wall %e s" timeout 60 deplodock run $M --seq 128 --no-bench 2>&1 | grep -E "compiled in|logits|wall|rror"
+export DEPLODOCK_CACHE_DIR=/tmp/dc-compile-$M; rm -rf $DEPLODOCK_CACHE_DIR
+/usr/bin/time -f "$M compile --ir cuda cold: wall %e s, %M KB" timeout 90 deplodock compile $M --seq 128 --ir cuda -q -o /tmp/$M.cu
+/usr/bin/time -f "$M compile --ir cuda warm: wall %e s" timeout 30 deplodock compile $M --seq 128 --ir cuda -q -o /tmp/$M-2.cu
