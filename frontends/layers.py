@@ -88,11 +88,19 @@ def _shift(name: str, counts: Counter[str], times: int) -> str:
 def _node_layer(node: torch.fx.Node, targets: Mapping[str, str | None]) -> int | None:
     if node.op == "placeholder":
         return layer_index(targets.get(node.name))
+    return _stack_layer(node)
+
+
+def _stack_layer(node: torch.fx.Node) -> int | None:
+    """The layer of the innermost entry of ``node``'s ``nn_module_stack`` that lies in
+    one, or None (in dynamo's graph a function transformers wraps as a module,
+    ``apply_rotary_pos_emb``, is the innermost entry, inside its layer's attention)."""
     stack = node.meta.get("nn_module_stack") or {}
-    if not stack:
-        return None
-    path = list(stack.values())[-1]
-    return layer_index(path[0] if isinstance(path, tuple | list) else None)
+    for path in reversed(list(stack.values())):
+        at = layer_index(path[0] if isinstance(path, tuple | list) else None)
+        if at is not None:
+            return at
+    return None
 
 
 class _Split:
@@ -486,3 +494,133 @@ def node_layers(ep: ExportedProgram) -> tuple[dict[str, int | None], Counter[str
         layer_of[node.name] = where if where is not None or last < 0 else last + 1
     counts = Counter(_split_name(n)[0] for n, at in layer_of.items() if at == 1)
     return layer_of, counts
+
+
+# ------------------------------------------------- dynamo's graph of a stack, cut
+
+
+def graph_template(
+    gm: torch.fx.GraphModule, example_inputs: list, export: Callable
+) -> tuple[ExportedProgram, Restack] | None:
+    """For the graph TorchDynamo hands a backend (one flat graph, every parameter an
+    input) of a decoder stack of more than ``TEMPLATE_LAYERS`` alike layers: the same
+    graph cut to four layers (layers 0, 1, 2 and the last; ``_cut``), exported by
+    ``export(module, inputs)``, and the ``Restack`` that makes the whole program of it
+    once lowered, as ``template_of`` gives for a stitched program; else None (nothing
+    exported). The torch.compile backend thus lowers a stack once per distinct layer, as
+    ``deplodock.compile`` does; the restacked module must name the whole graph's inputs
+    in its order (``Restack.arg_names``), else the caller lowers every layer."""
+    cut = _cut(gm)
+    if cut is None:
+        return None
+    small, kept, layers = cut
+    template = export(small, *[example_inputs[k] for k in kept])
+    layer_of, counts = node_layers(template)
+    names = tuple(n.name for n in gm.graph.nodes if n.op == "placeholder")
+    return template, Restack(LayerNaming(layer_of, counts, TEMPLATE_LAYERS), layers, names)
+
+
+_GRAPH_INPUT_LAYER = re.compile(r"(?<=layers_modules_)\d+(?=_)")
+"""The layer index in dynamo's name of a layer's parameter
+(``l_self_modules_model_modules_layers_modules_5_modules_mlp_...``)."""
+
+
+def _cut(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, list[int], int] | None:
+    """(``gm`` with its interior layers 3 .. N-2 dropped, layer N-1 reading layer 2 and
+    named layer 3, the positions of the inputs it keeps, N), or None where ``gm`` is not
+    a stack of more than ``TEMPLATE_LAYERS`` layers that are provably alike: in order
+    (prologue, layer 0, .., layer N-1, epilogue, nothing between layers), layers 1 .. N-1
+    the same ops on the same kinds of values, each reading only itself, the layer before
+    and the prologue (by position: ``_layer_signature``), the epilogue reading only the
+    last layer."""
+    nodes = list(gm.graph.nodes)
+    layer = {n: _stack_layer(n) for n in nodes}  # placeholders too: dynamo records them
+    known = [at for at in layer.values() if at is not None]
+    layers = max(known, default=-1) + 1
+    if layers <= TEMPLATE_LAYERS:
+        return None
+    calls: dict[int, list[torch.fx.Node]] = {k: [] for k in range(layers)}
+    params: dict[int, list[torch.fx.Node]] = {k: [] for k in range(layers)}
+    seen = -1  # the last layer met; after it, a node of no layer is the epilogue
+    for node in nodes:
+        at = layer[node]
+        if node.op == "placeholder":
+            if at is not None:
+                params[at].append(node)
+            continue
+        if node.op not in ("call_function", "call_method", "output"):
+            return None
+        if at is None:
+            if 0 <= seen < layers - 1:
+                return None  # between layers
+            continue
+        if at not in (seen, seen + 1):
+            return None
+        seen = at
+        calls[at].append(node)
+    index = {n: ("call", k, j) for k in calls for j, n in enumerate(calls[k])}
+    index.update({n: ("param", k, j) for k in params for j, n in enumerate(params[k])})
+    signatures = [_layer_signature(calls[k], params[k], k, index) for k in range(layers)]
+    if any(s != signatures[1] for s in signatures[2:]):
+        return None
+    last = layers - 1
+    for node in nodes:  # the epilogue reads no layer but the last
+        if layer[node] is None and any(
+            index.get(a, ("", last))[1] != last for a in node.all_input_nodes
+        ):
+            return None
+    alias = {n: (calls if kind == "call" else params)[2][j] for n, (kind, k, j) in index.items()}
+    alias = {n: to for n, to in alias.items() if index[n][1] == last - 1}
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    kept: list[int] = []
+    position = 0
+    for node in nodes:
+        at = layer[node]
+        if node.op == "placeholder":
+            position += 1
+        if at is not None and 3 <= at < last:
+            continue
+        if node.op == "placeholder":
+            kept.append(position - 1)
+        copy = graph.node_copy(node, lambda a: env[alias.get(a, a)])
+        if at == last:
+            copy.meta = _relayered(copy.meta, TEMPLATE_LAYERS - 1)
+            if node.op == "placeholder":
+                copy.target = _GRAPH_INPUT_LAYER.sub(str(TEMPLATE_LAYERS - 1), node.name)
+                copy._rename(copy.target)
+        env[node] = copy
+    return torch.fx.GraphModule(gm, graph), kept, layers
+
+
+def _relayered(meta: dict[str, Any], layer: int) -> dict[str, Any]:
+    """A copy of a node's metadata with its module paths in ``layer``."""
+    out = dict(meta)
+    stack = meta.get("nn_module_stack")
+    if stack:
+        out["nn_module_stack"] = {
+            key: (relayer(value[0], layer), *value[1:]) for key, value in stack.items()
+        }
+    return out
+
+
+def _layer_signature(
+    calls: list[torch.fx.Node], params: list[torch.fx.Node], layer: int, index: Mapping
+) -> list:
+    """What layer ``layer`` computes, comparable across layers: its parameters' values,
+    then each op, its arguments spelled by position (a node of this layer or the one
+    before: kind, distance, place; of the prologue: its name) and its value."""
+    from deplodock.frontends.export import _spelled_value
+
+    def where(node: torch.fx.Node) -> object:
+        if node in index:
+            kind, k, j = index[node]
+            return (kind, layer - k, j)
+        return ("outer", node.name)
+
+    out: list = [_spelled_value(p.meta.get("example_value", p.meta.get("val"))) for p in params]
+    for node in calls:
+        value = node.meta.get("example_value", node.meta.get("val"))
+        args = torch.fx.node.map_arg((node.args, node.kwargs), where)
+        out.append((node.op, node.target, repr(args), _spelled_value(value)))
+    return out

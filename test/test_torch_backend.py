@@ -191,9 +191,10 @@ def test_the_graph_is_exported_outside_dynamos_tracing_context(monkeypatch, tmp_
     run there (torch 2.11) lifts the constants the graph makes as fake tensors with no
     data, which then fail the first call from the program cache. The backend exports
     outside that context, and falls back (a warning, not a crash) if a constant has no data."""
+    from torch._guards import detect_fake_mode
+
     import deplodock.api
     import deplodock.torch_backend as backend
-    from torch._guards import detect_fake_mode
 
     monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(backend, "_runs_here", lambda inputs: None)
@@ -226,6 +227,48 @@ def test_the_graph_is_exported_outside_dynamos_tracing_context(monkeypatch, tmp_
     ((gm, inputs),) = _graphs(model, torch.randn(3, 16))
     with pytest.warns(backend.DeplodockFallbackWarning, match="lifted_tensor_0 were captured"):
         assert backend.deplodock_backend(gm, inputs) == gm.forward
+
+
+def test_a_stack_is_lowered_once_per_layer_and_restacked(
+    monkeypatch, tmp_path, capsys, tiny_decoder
+) -> None:
+    """Dynamo's graph of a six-layer Llama: the backend exports it cut to four layers
+    (``frontends.layers.graph_template``), lowers that and restacks it; the program is
+    the one lowering every layer gives: the same inputs and kernels, the same CUDA byte
+    for byte (NVRTC needs no GPU: the GPU checks are stubbed)."""
+    import deplodock.torch_backend as backend
+    from deplodock.api import compile_exported
+    from deplodock.frontends.layers import graph_template
+    from deplodock.frontends.models import CausalLMLogits, build_model
+
+    monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("DEPLODOCK_STATS", "1")
+    monkeypatch.setattr(backend, "_runs_here", lambda inputs: None)
+    torch.manual_seed(0)
+    ids = torch.randint(0, 128, (1, 8))
+    ((gm, inputs),) = _graphs(CausalLMLogits(build_model(tiny_decoder("llama", 6))), ids)
+    import deplodock.frontends.layers as layers
+
+    made = []
+    monkeypatch.setattr(
+        layers, "graph_template", lambda *a: made.append(graph_template(*a)) or made[-1]
+    )
+    restacked = backend.deplodock_backend(gm, inputs).deplodock
+    stats = capsys.readouterr().err
+    assert made[0] is not None and made[0][1].layers == 6
+    assert "cut to four layers, export" in stats and "lower every layer" not in stats
+    whole = compile_exported(restacked.exported, cache=False)  # every layer lowered
+    assert restacked.program.kernel_names == whole.kernel_names
+    assert [(i.name, i.shape) for i in restacked.program.inputs] == [
+        (i.name, i.shape) for i in whole.inputs
+    ]
+    assert restacked.program.source == whole.source
+    assert "layers_modules_5" in restacked.program.inputs[-3].name
+    # four layers are not cut; a model of no layers is not a stack
+    ((four, four_inputs),) = _graphs(CausalLMLogits(build_model(tiny_decoder("llama", 4))), ids)
+    assert graph_template(four, four_inputs, None) is None
+    ((block, block_inputs),) = _graphs(_Block(), torch.randn(4, 16))
+    assert graph_template(block, block_inputs, None) is None
 
 
 # ------------------------------------------------------------------------------ GPU
@@ -268,6 +311,28 @@ def test_llama_layers_through_the_backend() -> None:
     ids = torch.randint(0, 32000, (1, 32), device="cuda")
     out, fallbacks = _compiled_call(model, ids)
     _no_fallback(fallbacks)
+    with torch.no_grad():
+        want = model(ids)
+    assert (out - want).abs().max().item() <= 1e-4 * want.abs().max().item()
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_a_restacked_stack_through_the_backend_matches_eager(tiny_decoder, monkeypatch, capsys):
+    """Six layers: the backend lowers four and restacks them (the CPU test checks the CUDA
+    against lowering every layer); here the logits against eager on the GPU."""
+    from deplodock.frontends.models import CausalLMLogits, build_model
+
+    monkeypatch.setenv("DEPLODOCK_STATS", "1")
+    monkeypatch.setenv("DEPLODOCK_CACHE", "0")
+    torch.manual_seed(0)
+    model = CausalLMLogits(build_model(tiny_decoder("llama", 6))).cuda()
+    ids = torch.randint(0, 128, (1, 37), device="cuda")
+    torch._dynamo.reset()
+    out, fallbacks = _compiled_call(model, ids)
+    _no_fallback(fallbacks)
+    stats = capsys.readouterr().err
+    assert "cut to four layers, export" in stats and "lower every layer" not in stats
     with torch.no_grad():
         want = model(ids)
     assert (out - want).abs().max().item() <= 1e-4 * want.abs().max().item()

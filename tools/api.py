@@ -345,12 +345,19 @@ def _exported_key(program, arch: str) -> str:
 
 
 def compile_exported(
-    program, arch: str = "sm_90", cache: bool = True, imported=None, stages: Stages | None = None
+    program,
+    arch: str = "sm_90",
+    cache: bool = True,
+    imported=None,
+    restack=None,
+    stages: Stages | None = None,
 ):
     """The ``CompiledProgram`` of an ExportedProgram: from the program cache when this
     graph was compiled for ``arch`` by this compiler before (no lowering, no NVRTC),
     else lowered and compiled (from ``imported``, its import at any level, where the
-    caller has it), then stored. ``stages`` times each step (``deplodock.stages``)."""
+    caller has it; with ``restack``, ``imported`` is the import of a stack's template,
+    as in ``compile_layers_once``), then stored. ``stages`` times each step
+    (``deplodock.stages``)."""
     from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
 
     stages = stages or unrecorded()
@@ -362,7 +369,9 @@ def compile_exported(
             entry = store.get(key)
             if entry is not None:
                 return entry.program()
-    compiled = compile_layers_once(program, arch, None if cache else False, imported, stages=stages)
+    compiled = compile_layers_once(
+        program, arch, None if cache else False, imported, restack, stages=stages
+    )
     if store is not None:
         with stages.step("program cache store"):
             store.put(key, ProgramEntry.of(compiled))

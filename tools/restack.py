@@ -52,7 +52,7 @@ first's copy), the last."""
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _DOTTED_LAYER = re.compile(r"(?<![A-Za-z0-9_])(layers\.)(\d+)(?=\.|$|[^A-Za-z0-9_])")
-_ARG_LAYER = re.compile(r"(?:^|_)layers_(\d+)(?:_|$)")
+_ARG_LAYER = re.compile(r"(?:^|_)layers_(?:modules_)?(\d+)(?:_|$)")
 _NUMBERED = re.compile(r"^(.*)_(\d+)$")
 _LONGEST = 8  # parts of the longest node name tried (scaled_dot_product_attention_12: 5)
 
@@ -123,10 +123,12 @@ class LayerNaming:
         out: list[str] = []
         start = 0
         while start < len(parts):
-            if parts[start] == "layers" and start + 1 < len(parts) and parts[start + 1].isdigit():
-                out += ["layers", str(int(parts[start + 1]) + times)]
-                start += 2
-                continue
+            if parts[start] == "layers":  # p_model_layers_2_..., dynamo's layers_modules_2_...
+                skip = 2 if parts[start + 1 : start + 2] == ["modules"] else 1
+                if start + skip < len(parts) and parts[start + skip].isdigit():
+                    out += parts[start : start + skip] + [str(int(parts[start + skip]) + times)]
+                    start += skip + 1
+                    continue
             name, stop = self._longest(parts, start)
             out.append(self._moved(name, times) if name is not None else parts[start])
             start = stop
@@ -415,17 +417,28 @@ def _stays(value: SSAValue, suffix: set[Operation], stack: _Stack) -> bool:
 
 
 def _arg_layer(arg: BlockArgument) -> int | None:
-    """The layer whose parameter an argument is (``p_model_layers_2_mlp_...``), or None."""
+    """The layer whose parameter an argument is (``p_model_layers_2_mlp_...``, or in
+    dynamo's graph ``l_self_modules_model_modules_layers_modules_2_...``), or None."""
     match = _ARG_LAYER.search(arg.name_hint or "")
     return int(match.group(1)) if match else None
 
 
 @dataclass(frozen=True)
 class Restack:
-    """``restack`` to ``layers`` layers, as a step to run on the lowered template."""
+    """``restack`` to ``layers`` layers, as a step to run on the lowered template;
+    ``arg_names``: the whole program's inputs, which the restacked function must take
+    in this order (a template cut from dynamo's graph, ``frontends.layers.graph_template``:
+    its inputs are not numbered by layer as an export's parameters are), else
+    ``NotRestackable``."""
 
     naming: LayerNaming
     layers: int
+    arg_names: tuple[str, ...] = ()
 
     def __call__(self, module: ModuleOp) -> None:
         restack(module, self.naming, self.layers)
+        if self.arg_names:
+            (function,) = module.ops
+            got = tuple(a.name_hint for a in function.args)  # type: ignore[attr-defined]
+            if got != self.arg_names:
+                raise NotRestackable("the restacked function's inputs are not the program's")

@@ -48,10 +48,11 @@ class Stages:
         """The table: a line a stage, then the total."""
         out = out or sys.stderr
         print(f"deplodock stats: {self.title}" if self.title else "deplodock stats:", file=out)
-        print(f"  {'step':<24} {'time':>9} {'peak RSS':>10}", file=out)
+        width = max([24, *(len(name) for name, _, _ in self.rows)])
+        print(f"  {'step':<{width}} {'time':>9} {'peak RSS':>10}", file=out)
         for name, seconds, rss in self.rows:
-            print(f"  {name:<24} {seconds:>7.2f} s {rss:>7.0f} MB", file=out)
-        print(f"  {'total':<24} {self.total_s:>7.2f} s", file=out, flush=True)
+            print(f"  {name:<{width}} {seconds:>7.2f} s {rss:>7.0f} MB", file=out)
+        print(f"  {'total':<{width}} {self.total_s:>7.2f} s", file=out, flush=True)
 
 
 class _Off(Stages):

@@ -96,6 +96,18 @@ def _runs_here(example_inputs: Sequence[Any]) -> str | None:
     return None
 
 
+def _template(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], capture: Callable):
+    """``frontends.layers.graph_template`` of dynamo's graph (a decoder stack lowered as
+    four layers and restacked, as ``deplodock.compile`` lowers it), or None: not a stack
+    of alike layers, or its cut not exported (then every layer is lowered, as before)."""
+    from deplodock.frontends.layers import graph_template
+
+    try:
+        return graph_template(gm, list(example_inputs), lambda m, *i: capture(m, *i)[1])
+    except Exception:  # the whole graph exported: lowering it all is still right
+        return None
+
+
 def _fake_constants(program: Any) -> list[str]:
     """The program's lifted constants that hold no data (fake or meta tensors)."""
     from torch._subclasses.fake_tensor import FakeTensor
@@ -169,10 +181,12 @@ def deplodock_backend(
             return _fallback(gm, f"its constants {', '.join(unreal)} were captured without data")
         # a graph exported to a program compiled before comes from the program cache
         cached = cached_exported(program, arch)
-        imported = None
+        imported = template = None
         if cached is None:
+            with stages.step("cut to four layers, export"), tracing(None):
+                template = _template(gm, example_inputs, capture)
             with stages.step("import, lower to loop"):
-                imported = _import(program)
+                imported = _import(template[0] if template else program)
                 lower(imported, to="loop")  # every unsupported op is found here, GPU or not
     except UserInputError as error:
         return _fallback(gm, f"deplodock cannot compile it: {error}")
@@ -181,7 +195,11 @@ def deplodock_backend(
         return _fallback(gm, why)
     try:
         compiled_program = cached or compile_exported(
-            program, arch, imported=imported, stages=stages
+            program,
+            arch,
+            imported=imported,
+            restack=template[1] if template else None,
+            stages=stages,
         )
         compiled = Compiled(module, program, compiled_program)
     except Exception as error:  # NVRTC on generated code: a deplodock bug, said plainly
