@@ -268,6 +268,7 @@ def capture_model(
     seed: int = 0,
     stitch: bool = True,
     module_device: str | None = None,
+    stages: Any = None,
 ) -> CapturedModel:
     """Export a model (`part="model"`: input_ids → logits) or its first decoder layer
     (`part="layer"`: hidden states → hidden states) at sequence length `seq`.
@@ -276,18 +277,26 @@ def capture_model(
     and stitched (`frontends.layers`: the same program, in a fraction of the time);
     `stitch=False` exports every layer. `module_device` builds the returned module
     elsewhere than the capture runs (`deplodock run` compiles from a capture on the CPU,
-    then builds the model's weights: "meta" here skips building them twice)."""
+    then builds the model's weights: "meta" here skips building them twice). `stages`:
+    a recorder (``deplodock.stages.Stages``) that times building the model apart from
+    the capture."""
     from deplodock.frontends.export import export_module
 
-    built = model_program(
-        name, layers=layers, seq=seq, part=part, device=module_device or device, seed=seed
-    )
+    step = stages.step if stages is not None else lambda name: contextlib.nullcontext()
+    with step("build the model"):
+        built = model_program(
+            name, layers=layers, seq=seq, part=part, device=module_device or device, seed=seed
+        )
     if stitch and part == "model":
-        built.program = _stitched(name, built, seq, device, seed)
+        built.program = _stitched(name, built, seq, device, seed, step)
     if built.program is None:
         if module_device not in (None, device):  # the whole model, where it is captured
-            built = model_program(name, layers=layers, seq=seq, part=part, device=device, seed=seed)
-        built.program = export_module(built.module, built.example_inputs, built.name)
+            with step("build the model to capture"):
+                built = model_program(
+                    name, layers=layers, seq=seq, part=part, device=device, seed=seed
+                )
+        with step("capture (torch.export)"):
+            built.program = export_module(built.module, built.example_inputs, built.name)
     return built
 
 
@@ -307,7 +316,7 @@ STITCH_FROM = 3
 
 
 def _stitched(
-    name: Any, built: CapturedModel, seq: int, device: str, seed: int
+    name: Any, built: CapturedModel, seq: int, device: str, seed: int, step: Callable
 ) -> torch.export.ExportedProgram | None:
     """The export of `built`'s model stitched from a two-layer export on `device`, or
     None (fewer than `STITCH_FROM` layers, layers not alike, or a program
@@ -326,11 +335,16 @@ def _stitched(
     # (a model tying its embedding keeps transformers' init, which ties it).
     spec = dataclasses.replace(_spec(name), weights=())
     tied = bool(getattr(built.module.lm.config, "tie_word_embeddings", False))
-    with contextlib.nullcontext() if tied else _weights_not_drawn():
+    with (
+        step("build the two-layer model"),
+        contextlib.nullcontext() if tied else _weights_not_drawn(),
+    ):
         two = model_program(spec, layers=2, seq=seq, part="model", device=device, seed=seed)
-    program = export_module(two.module, two.example_inputs, two.name)
+    with step("capture (torch.export)"):
+        program = export_module(two.module, two.example_inputs, two.name)
     try:
-        stitched = stitch_layers(program, len(stack), built.module.state_dict(keep_vars=True))
+        with step("stitch the layers"):
+            stitched = stitch_layers(program, len(stack), built.module.state_dict(keep_vars=True))
     except NotStitchable as e:
         built.note = f"every layer exported: {e}"
         return None

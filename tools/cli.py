@@ -322,10 +322,9 @@ def _load(
         spec = resolve(args.file)  # an unknown name is told before transformers is missed
         with steps.step("import transformers"):
             require_transformers()
-        with steps.step("capture (torch.export)"):
-            captured = capture_model(
-                spec, device=device, module_device=module_device, **_model_options(args)
-            )
+        captured = capture_model(
+            spec, device=device, module_device=module_device, stages=steps, **_model_options(args)
+        )
         steps.title = captured.source
         if args.verbose and captured.note:
             print(f"deplodock: {captured.note}", file=sys.stderr)
