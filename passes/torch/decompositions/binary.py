@@ -141,16 +141,10 @@ class ElementwiseBinary(Decomposition):
         if op.overload.startswith("rsub"):
             lhs, rhs = rhs, lhs
         alpha = op.arg("alpha", 1)
-        tensors = [v for v in (lhs, rhs) if isinstance(v, SSAValue)]
 
-        def body(b: Body, *args: SSAValue) -> SSAValue:
-            scalars = iter(args)
-            x, y = (
-                b.cast(next(scalars), compute) if isinstance(v, SSAValue) else b.const(v, compute)
-                for v in (lhs, rhs)
-            )
+        def scaled(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
             if alpha != 1:
                 y = b.binary("mul", y, b.const(alpha, compute))
             return function(b, x, y)
 
-        return emit.map(tensors, element, body, shape=emit.shape)
+        return emit.map_pair(lhs, rhs, compute, element, scaled)

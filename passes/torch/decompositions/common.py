@@ -91,6 +91,14 @@ def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def axis(dim: int, rank: int) -> int:
+    """``dim`` as a non-negative axis of a tensor of ``rank`` (a 0-d tensor has axis 0 or
+    -1, as torch takes it); out of range is ``Unsupported``."""
+    if not -max(rank, 1) <= dim < max(rank, 1):
+        raise Unsupported(f"dimension {dim} is out of range for rank {rank}")
+    return dim % max(rank, 1)
+
+
 def normalize_dims(dims: object, rank: int) -> list[int]:
     """Sorted non-negative axes; None or [] means every axis, as torch's reductions say."""
     if dims is None or dims == []:
@@ -255,6 +263,29 @@ class Emitter:
         if not isinstance(scalar, int | float):
             raise Unsupported(f"argument '{name}' is {scalar!r}, not a tensor or number")
         return scalar
+
+    def map_pair(
+        self,
+        lhs: SSAValue | Scalar,
+        rhs: SSAValue | Scalar,
+        compute: Attribute,
+        element: Attribute,
+        function: Callable[[Body, SSAValue, SSAValue], SSAValue],
+    ) -> SSAValue:
+        """``function(b, x, y)`` elementwise into a tensor of ``element`` and the op's
+        shape, over two operands each a tensor (its element cast to ``compute``) or a
+        Python number (a ``compute`` constant): binary arithmetic, comparisons, shifts."""
+        tensors = [v for v in (lhs, rhs) if isinstance(v, SSAValue)]
+
+        def body(b: Body, *args: SSAValue) -> SSAValue:
+            scalars = iter(args)
+            x, y = (
+                b.cast(next(scalars), compute) if isinstance(v, SSAValue) else b.const(v, compute)
+                for v in (lhs, rhs)
+            )
+            return function(b, x, y)
+
+        return self.map(tensors, element, body, shape=self.shape)
 
     def add(self, op: Operation, name: str | None = None) -> SSAValue:
         self.ops.append(op)

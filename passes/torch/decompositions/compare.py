@@ -82,14 +82,4 @@ class Compare(Decomposition):
         kind = op.overload.split(".")[0]
         lhs, rhs = emit.tensor_or_scalar("self"), emit.tensor_or_scalar("other")
         type_ = compare_type(lhs, rhs)
-        tensors = [v for v in (lhs, rhs) if isinstance(v, SSAValue)]
-
-        def body(b: Body, *args: SSAValue) -> SSAValue:
-            scalars = iter(args)
-            x, y = (
-                b.cast(next(scalars), type_) if isinstance(v, SSAValue) else b.const(v, type_)
-                for v in (lhs, rhs)
-            )
-            return compare(b, kind, x, y)
-
-        return emit.map(tensors, emit.element, body, shape=emit.shape)
+        return emit.map_pair(lhs, rhs, type_, emit.element, lambda b, x, y: compare(b, kind, x, y))

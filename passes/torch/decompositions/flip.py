@@ -24,15 +24,10 @@ from deplodock.passes.torch.decompositions.common import (
     Decomposition,
     Emitter,
     Unsupported,
+    axis,
     shape_of,
 )
 from deplodock.passes.torch.decompositions.view import reshape_map
-
-
-def _axis(dim: int, rank: int) -> int:
-    if not -max(rank, 1) <= dim < max(rank, 1):
-        raise Unsupported(f"dimension {dim} is out of range for rank {rank}")
-    return dim % max(rank, 1)
 
 
 def _identity(rank: int) -> list[AffineExpr]:
@@ -46,7 +41,7 @@ class Flip(Decomposition):
         x = emit.tensor("self")
         shape = shape_of(x)
         exprs = _identity(len(shape))
-        flipped = {_axis(int(d), len(shape)) for d in op.arg("dims", [])}
+        flipped = {axis(int(d), len(shape)) for d in op.arg("dims", [])}
         flipped = {d for d in flipped if shape and shape[d] > 1}
         if not flipped:
             return x  # nothing of extent above 1 flips
@@ -62,7 +57,7 @@ class Roll(Decomposition):
         x = emit.tensor("self")
         shape = shape_of(x)
         shifts = [int(s) for s in op.arg("shifts")]
-        dims = [_axis(int(d), len(shape)) for d in op.arg("dims", []) or []]
+        dims = [axis(int(d), len(shape)) for d in op.arg("dims", []) or []]
         if 0 in shape:
             return x
         if not dims:  # the flattened tensor rolls, then takes its shape back

@@ -30,16 +30,11 @@ from deplodock.passes.torch.decompositions.common import (
     Decomposition,
     Emitter,
     Unsupported,
+    axis,
     shape_of,
 )
 from deplodock.passes.torch.decompositions.creation import splat
 from deplodock.passes.torch.decompositions.view import reshape_map
-
-
-def _axis(dim: int, rank: int) -> int:
-    if not -max(rank, 1) <= dim < max(rank, 1):
-        raise Unsupported(f"dimension {dim} is out of range for rank {rank}")
-    return dim % max(rank, 1)
 
 
 def flatten(emit: Emitter, x: SSAValue) -> SSAValue:
@@ -93,7 +88,7 @@ class Gather(Decomposition):
             return splat(emit, 0)
         if not src:  # a 0-d table: its one element (the index must be 0)
             return emit.index_map(x, _no_axes(len(shape)), shape)
-        dim = _axis(int(op.arg("dim")), len(src))
+        dim = axis(int(op.arg("dim")), len(src))
         if len(shape_of(index)) != len(src):
             raise Unsupported(
                 f"gather with a rank-{len(shape_of(index))} index of a rank-{len(src)} tensor"
@@ -116,7 +111,7 @@ class IndexSelect(Decomposition):
         shape = emit.shape
         if not shape_of(x):
             x = emit.index_map(x, _no_axes(1), (1,))
-        dim = _axis(int(op.arg("dim")), len(shape_of(x)))
+        dim = axis(int(op.arg("dim")), len(shape_of(x)))
         out = emit.add(GatherOp(x, index, dim))
         if shape_of(out) != shape:  # a 0-d index keeps its axis, of extent 1
             out = emit.index_map(out, reshape_map(shape_of(out), shape), shape)

@@ -177,14 +177,4 @@ class Division(Decomposition):
         if not is_float(element) and element.width.data == 1:
             raise Unsupported(f"{op.overload} of booleans")
         lhs, rhs = _operands(emit, _DIVISIONS[op.overload])
-        tensors = [v for v in (lhs, rhs) if isinstance(v, SSAValue)]
-
-        def body(b: Body, *args: SSAValue) -> SSAValue:
-            scalars = iter(args)
-            x, y = (
-                b.cast(next(scalars), element) if isinstance(v, SSAValue) else b.const(v, element)
-                for v in (lhs, rhs)
-            )
-            return fn(b, x, y)
-
-        return emit.map(tensors, element, body, shape=emit.shape)
+        return emit.map_pair(lhs, rhs, element, element, fn)

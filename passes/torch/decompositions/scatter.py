@@ -52,6 +52,7 @@ from deplodock.passes.torch.decompositions.common import (
     Scalar,
     Unsupported,
     accumulator_type,
+    axis,
     broadcast_shape,
     element_of,
     is_float,
@@ -75,12 +76,6 @@ _REDUCES = {
     "amax": "max",
     "amin": "min",
 }
-
-
-def _axis(dim: int, rank: int) -> int:
-    if not -max(rank, 1) <= dim < max(rank, 1):
-        raise Unsupported(f"dimension {dim} is out of range for rank {rank}")
-    return dim % max(rank, 1)
 
 
 def _dims(rank: int) -> list[AffineExpr]:
@@ -304,7 +299,7 @@ class Scatter(Decomposition):
                 src = emit.index_map(src, AffineMap(1, 0, ()), one)
             out = self._scatter(emit, x, 0, index, src, kind, include_self)
             return emit.index_map(out, AffineMap(0, 0, (AffineExpr.constant(0),)), ())
-        dim = _axis(int(op.arg("dim")), len(shape))
+        dim = axis(int(op.arg("dim")), len(shape))
         return self._scatter(emit, x, dim, index, src, kind, include_self)
 
     @staticmethod
@@ -514,7 +509,7 @@ class IndexReduce(Decomposition):
             raise Unsupported(f"index_reduce '{reduce}'")
         if not shape:  # a 0-d tensor reduces into its one element as a 1-element axis
             x, source, shape = _as_1d(emit, x), _as_1d(emit, source), (1,)
-        dim = _axis(int(op.arg("dim")), len(shape))
+        dim = axis(int(op.arg("dim")), len(shape))
         index = _as_1d(emit, index)
         (k,) = shape_of(index)
         if k == 0:
@@ -591,7 +586,7 @@ class SliceScatter(Decomposition):
         shape = shape_of(x)
         if not shape:
             raise Unsupported("slice_scatter into a 0-d tensor")
-        dim = _axis(int(op.arg("dim", 0)), len(shape))
+        dim = axis(int(op.arg("dim", 0)), len(shape))
         n, m = shape[dim], shape_of(src)[dim]
         start = op.arg("start", 0) or 0
         start = min(max(start + n if start < 0 else start, 0), n)
@@ -633,8 +628,8 @@ class DiagonalScatter(Decomposition):
         x, src = emit.tensor("self"), emit.tensor("src")
         shape = shape_of(x)
         offset = int(op.arg("offset", 0))
-        dim1 = _axis(int(op.arg("dim1", 0)), len(shape))
-        dim2 = _axis(int(op.arg("dim2", 1)), len(shape))
+        dim1 = axis(int(op.arg("dim1", 0)), len(shape))
+        dim2 = axis(int(op.arg("dim2", 1)), len(shape))
         if dim1 == dim2 or len(shape) < 2:
             raise Unsupported(f"diagonal of dimensions {dim1} and {dim2}")
         length = shape_of(src)[-1]

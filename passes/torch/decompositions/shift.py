@@ -52,14 +52,4 @@ class Shift(Decomposition):
             raise Unsupported(f"shift with a {element} result (integers only)")
         direction = _SHIFTS[op.overload]
         lhs, rhs = emit.tensor_or_scalar("self"), emit.tensor_or_scalar("other")
-        tensors = [v for v in (lhs, rhs) if isinstance(v, SSAValue)]
-
-        def body(b: Body, *args: SSAValue) -> SSAValue:
-            scalars = iter(args)
-            x, y = (
-                b.cast(next(scalars), element) if isinstance(v, SSAValue) else b.const(v, element)
-                for v in (lhs, rhs)
-            )
-            return shift(b, direction, x, y)
-
-        return emit.map(tensors, element, body, shape=emit.shape)
+        return emit.map_pair(lhs, rhs, element, element, lambda b, x, y: shift(b, direction, x, y))
