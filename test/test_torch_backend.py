@@ -246,14 +246,23 @@ def test_a_stack_is_lowered_once_per_layer_and_restacked(
     monkeypatch.setattr(backend, "_runs_here", lambda inputs: None)
     torch.manual_seed(0)
     ids = torch.randint(0, 128, (1, 8))
-    ((gm, inputs),) = _graphs(CausalLMLogits(build_model(tiny_decoder("llama", 6))), ids)
     import deplodock.frontends.layers as layers
 
-    made = []
+    made, runs = [], []
     monkeypatch.setattr(
         layers, "graph_template", lambda *a: made.append(graph_template(*a)) or made[-1]
     )
-    restacked = backend.deplodock_backend(gm, inputs).deplodock
+
+    def within_dynamo(gm, example_inputs):  # the graph as dynamo hands it over: lazy
+        runs.append(backend.deplodock_backend(gm, example_inputs))
+        return gm.forward  # compiled, not run: no GPU here
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(CausalLMLogits(build_model(tiny_decoder("llama", 6))), backend=within_dynamo)(
+            ids
+        )
+    restacked = runs[0].deplodock
     stats = capsys.readouterr().err
     assert made[0] is not None and made[0][1].layers == 6
     assert "cut to four layers, export" in stats and "lower every layer" not in stats

@@ -96,6 +96,18 @@ def _runs_here(example_inputs: Sequence[Any]) -> str | None:
     return None
 
 
+def _recompiled(gm: torch.fx.GraphModule) -> None:
+    """Give a lazy graph module (dynamo hands one over) its real ``forward`` now, so that
+    torch.export names the program's inputs after the graph's placeholders, as it names
+    those of ``graph_template``'s cut, rather than ``args_<i>`` after a ``*args``
+    signature that is not yet generated."""
+    try:
+        from torch.fx._lazy_graph_module import _LazyGraphModule
+    except ImportError:  # a torch without lazy graph modules generates forward at once
+        return
+    _LazyGraphModule.force_recompile(gm)
+
+
 def _template(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], capture: Callable):
     """``frontends.layers.graph_template`` of dynamo's graph (a decoder stack lowered as
     four layers and restacked, as ``deplodock.compile`` lowers it), or None: not a stack
@@ -171,6 +183,7 @@ def deplodock_backend(
         stages.print()
         return _runner(Compiled(gm, None, program, constants=entry.constants, out_spec=out_spec))
     try:
+        _recompiled(gm)
         with stages.step("capture (torch.export)"), tracing(None):
             # outside dynamo's tracing context: torch.export would otherwise find dynamo's
             # fake mode there (torch 2.11 did), and a constant the graph makes
