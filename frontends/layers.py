@@ -500,7 +500,7 @@ def node_layers(ep: ExportedProgram) -> tuple[dict[str, int | None], Counter[str
 
 
 def graph_template(
-    gm: torch.fx.GraphModule, example_inputs: list, export: Callable
+    gm: torch.fx.GraphModule, example_inputs: list, export: Callable, program: ExportedProgram
 ) -> tuple[ExportedProgram, Restack] | None:
     """For the graph TorchDynamo hands a backend (one flat graph, every parameter an
     input) of a decoder stack of more than ``TEMPLATE_LAYERS`` alike layers: the same
@@ -508,15 +508,21 @@ def graph_template(
     ``export(module, inputs)``, and the ``Restack`` that makes the whole program of it
     once lowered, as ``template_of`` gives for a stitched program; else None (nothing
     exported). The torch.compile backend thus lowers a stack once per distinct layer, as
-    ``deplodock.compile`` does; the restacked module must name the whole graph's inputs
-    in its order (``Restack.arg_names``), else the caller lowers every layer."""
+    ``deplodock.compile`` does; the restacked module must take the inputs of ``program``
+    (the whole graph's export) in its order (``Restack.arg_names``: its placeholders
+    but the numbers it specialised, as ``frontends.export`` imports them), else the
+    caller lowers every layer."""
     cut = _cut(gm)
     if cut is None:
         return None
     small, kept, layers = cut
     template = export(small, *[example_inputs[k] for k in kept])
     layer_of, counts = node_layers(template)
-    names = tuple(n.name for n in gm.graph.nodes if n.op == "placeholder")
+    names = tuple(
+        n.name
+        for n in program.graph.nodes
+        if n.op == "placeholder" and not isinstance(n.meta.get("val"), bool | int | float)
+    )
     return template, Restack(LayerNaming(layer_of, counts, TEMPLATE_LAYERS), layers, names)
 
 
@@ -569,8 +575,11 @@ def _cut(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, list[int], int
             index.get(a, ("", last))[1] != last for a in node.all_input_nodes
         ):
             return None
-    alias = {n: (calls if kind == "call" else params)[2][j] for n, (kind, k, j) in index.items()}
-    alias = {n: to for n, to in alias.items() if index[n][1] == last - 1}
+    alias = {  # layer N-2's nodes and parameters, read by layer N-1: layer 2's instead
+        n: (calls if kind == "call" else params)[2][j]
+        for n, (kind, k, j) in index.items()
+        if k == last - 1
+    }
     graph = torch.fx.Graph()
     env: dict[torch.fx.Node, torch.fx.Node] = {}
     kept: list[int] = []

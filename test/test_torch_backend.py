@@ -275,9 +275,51 @@ def test_a_stack_is_lowered_once_per_layer_and_restacked(
     assert "layers_modules_5" in restacked.program.inputs[-3].name
     # four layers are not cut; a model of no layers is not a stack
     ((four, four_inputs),) = _graphs(CausalLMLogits(build_model(tiny_decoder("llama", 4))), ids)
-    assert graph_template(four, four_inputs, None) is None
+    assert graph_template(four, four_inputs, None, None) is None
     ((block, block_inputs),) = _graphs(_Block(), torch.randn(4, 16))
-    assert graph_template(block, block_inputs, None) is None
+    assert graph_template(block, block_inputs, None, None) is None
+
+
+class _Residual(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(32, 32)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) + x
+
+
+class _Stack(torch.nn.Module):
+    """Seven alike layers whose input dynamo files under layer 0 (its first reader)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(_Residual() for _ in range(7))
+        self.head = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+
+def test_a_plain_stack_is_cut_and_its_lowering_checked(monkeypatch, tmp_path) -> None:
+    """Not transformers': cut to four layers (an input under layer 0 counts as its), and
+    where the lowered layers do not repeat under moved names (this fusion names a
+    kernel after the next layer's nodes) every layer is lowered: the same CUDA."""
+    import deplodock.torch_backend as backend
+    from deplodock.api import capture, compile_exported
+    from deplodock.frontends.layers import graph_template
+
+    monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(backend, "_runs_here", lambda inputs: None)
+    ((gm, inputs),) = _graphs(_Stack(), torch.randn(4, 32))
+    _, program = capture(gm, *inputs)
+    template, restacker = graph_template(gm, inputs, lambda m, *i: capture(m, *i)[1], program)
+    assert restacker.layers == 7
+    assert sum(n.op == "placeholder" for n in template.graph.nodes) == 11  # x, 4 x 2, head
+    compiled = backend.deplodock_backend(gm, inputs).deplodock
+    assert compiled.program.source == compile_exported(program, cache=False).source
 
 
 # ------------------------------------------------------------------------------ GPU

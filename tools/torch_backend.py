@@ -108,14 +108,16 @@ def _recompiled(gm: torch.fx.GraphModule) -> None:
     _LazyGraphModule.force_recompile(gm)
 
 
-def _template(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], capture: Callable):
+def _template(
+    gm: torch.fx.GraphModule, example_inputs: Sequence[Any], capture: Callable, program: Any
+):
     """``frontends.layers.graph_template`` of dynamo's graph (a decoder stack lowered as
     four layers and restacked, as ``deplodock.compile`` lowers it), or None: not a stack
     of alike layers, or its cut not exported (then every layer is lowered, as before)."""
     from deplodock.frontends.layers import graph_template
 
     try:
-        return graph_template(gm, list(example_inputs), lambda m, *i: capture(m, *i)[1])
+        return graph_template(gm, list(example_inputs), lambda m, *i: capture(m, *i)[1], program)
     except Exception:  # the whole graph exported: lowering it all is still right
         return None
 
@@ -197,7 +199,7 @@ def deplodock_backend(
         imported = template = None
         if cached is None:
             with stages.step("cut to four layers, export"), tracing(None):
-                template = _template(gm, example_inputs, capture)
+                template = _template(gm, example_inputs, capture, program)
             with stages.step("import, lower to loop"):
                 imported = _import(template[0] if template else program)
                 lower(imported, to="loop")  # every unsupported op is found here, GPU or not
