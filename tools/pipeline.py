@@ -515,6 +515,8 @@ def uncap(module: ModuleOp, names: Sequence[str]) -> list[str]:
     ``resident``) uncapped, and a kernel that asked for no minimum given one
     (``kernel.kernel``'s ``resident``: without it ptxas may cap the registers by its own
     occupancy heuristic and spill). A kernel that asked for one already is left alone."""
+    if not names:  # nothing spilled: no walk of the whole module
+        return []
     from xdsl.dialects.builtin import IntAttr
 
     from deplodock.dialects import kernel, tile

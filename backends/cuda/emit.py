@@ -311,15 +311,18 @@ def emit_copies_renamed(module: ModuleOp, copies: RenamedCopies) -> None:
 
 def _kernel_functions(module: ModuleOp) -> list[tuple[str, str]]:
     """(name, CUDA function) for every ``kernel.kernel`` of ``module``, in order."""
-    leftovers = sorted(
-        {op.name for op in module.walk() if op.name in ("loop.kernel", "tile.kernel")}
-    )
+    kernels: list[kernel.KernelOp] = []
+    leftovers: set[str] = set()
+    for op in module.walk():  # one walk of a whole model's IR finds both
+        if isinstance(op, kernel.KernelOp):
+            kernels.append(op)
+        elif op.name in ("loop.kernel", "tile.kernel"):
+            leftovers.add(op.name)
     if leftovers:
         raise EmitError(
-            f"emit_cuda: the module still holds {', '.join(leftovers)}; lower it to the kernel "
-            "level first (tileify, cooperative-reduce, blockify-launch, materialize)"
+            f"emit_cuda: the module still holds {', '.join(sorted(leftovers))}; lower it to "
+            "the kernel level first (tileify, cooperative-reduce, blockify-launch, materialize)"
         )
-    kernels = [op for op in module.walk() if isinstance(op, kernel.KernelOp)]
     copies = _COPIES.get(module)
     texts: dict[str, str] = {}
     if copies is not None:

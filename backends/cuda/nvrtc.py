@@ -275,7 +275,7 @@ def normalise_kernel(name: str, source: str) -> str:
         return re.sub(rf"(?<![\w.]){re.escape(name)}\b", KERNEL_PLACEHOLDER, source)
     start = match.start()
     renames = {name: KERNEL_PLACEHOLDER}
-    if not re.search(r"\b_P\d+\b", source):
+    if "_P" not in source or not re.search(r"\b_P\d+\b", source):  # (`in` scans 20x faster)
         declared = [re.findall(r"\w+", p)[-1] for p in match.group(2).split(",") if p.strip()]
         code = _LITERAL_OR_COMMENT.sub(" ", source[match.end() :])
         declared += [m[2] for m in _DECLARATION.finditer(code) if m[1] not in _NOT_TYPES]
@@ -343,23 +343,8 @@ def compile_kernels(
     version = nvrtc_version()
 
     grouped: dict[str, tuple[str, list[str]]] = {}  # key -> (normalised source, kernels)
-    for name, source in sources.items():
-        text = normalise_kernel(name, source)
-        key = unit_key(text, arch, all_options, version)
-        grouped.setdefault(key, (text, []))[1].append(name)
 
-    done: dict[str, tuple[CacheEntry, bool]] = {}
-    missing: list[str] = []
-    for key in grouped:
-        entry = store.get(key) if store is not None else None
-        if entry is not None:
-            done[key] = (entry, True)
-        else:
-            missing.append(key)
-
-    def compile_unit(key: str) -> CacheEntry:
-        text, kernels = grouped[key]
-        symbol = kernels[0]
+    def compile_unit(key: str, text: str, symbol: str) -> CacheEntry:
         try:
             unit = compile_cuda(
                 text.replace(KERNEL_PLACEHOLDER, symbol), arch, options, name=f"{symbol}.cu"
@@ -371,19 +356,31 @@ def compile_kernels(
             store.put(key, entry)
         return entry
 
-    workers = min(jobs or _cores(), len(missing))
-    if workers <= 1:
-        for key in missing:
-            done[key] = (compile_unit(key), False)
-    elif missing:
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nvrtc")
-        futures: list[tuple[str, Future[CacheEntry]]] = [
-            (key, pool.submit(compile_unit, key)) for key in missing
-        ]
-        try:
-            for key, future in futures:  # in program order: the first failure is reported
-                done[key] = (future.result(), False)
-        finally:
+    # A unit missing from the cache starts compiling as soon as its first kernel is
+    # normalised, so NVRTC (which releases the GIL) overlaps the normalising of the rest.
+    workers = jobs or _cores()
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="nvrtc") if workers > 1 else None
+    done: dict[str, tuple[CacheEntry, bool]] = {}
+    futures: dict[str, Future[CacheEntry]] = {}
+    try:
+        for name, source in sources.items():
+            text = normalise_kernel(name, source)
+            key = unit_key(text, arch, all_options, version)
+            if key in grouped:
+                grouped[key][1].append(name)
+                continue
+            grouped[key] = (text, [name])
+            entry = store.get(key) if store is not None else None
+            if entry is not None:
+                done[key] = (entry, True)
+            elif pool is None:
+                done[key] = (compile_unit(key, text, name), False)
+            else:
+                futures[key] = pool.submit(compile_unit, key, text, name)
+        for key, future in futures.items():  # in program order: the first failure is reported
+            done[key] = (future.result(), False)
+    finally:
+        if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
     units: list[KernelUnit] = []

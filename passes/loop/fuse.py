@@ -114,6 +114,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import Rewriter
 from xdsl.traits import Pure
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
@@ -855,18 +856,30 @@ def hoist_invariants(kernel: KernelOp, inputs: set[SSAValue]) -> bool:
 def deduplicate(kernel: KernelOp) -> bool:
     """Merge each op into an identical earlier one that dominates it (xDSL's common
     subexpression elimination: pure ops anywhere, loads and reduce loops that only read
-    when nothing writes between them)."""
-    before = sum(1 for _ in kernel.walk())
-    cse(kernel.body)
-    return sum(1 for _ in kernel.walk()) != before
+    when nothing writes between them). Whether it erased an op: the rewriter counts its
+    erasures, rather than the kernel's ops being counted before and after."""
+    rewriter = _CountingRewriter()
+    cse(kernel.body, rewriter)
+    return rewriter.erased > 0
+
+
+class _CountingRewriter(Rewriter):
+    """xDSL's rewriter, counting the ops that common subexpression elimination erases
+    (every op it drops or merges into a twin goes through ``erase_op``)."""
+
+    def __init__(self) -> None:
+        self.erased = 0
+
+    def erase_op(self, op: Operation, safe_erase: bool = True) -> None:
+        self.erased += 1
+        Rewriter.erase_op(op, safe_erase)
 
 
 def drop_dead(kernel: KernelOp) -> bool:
     """Erase the ops whose results nothing uses and that have no effect (xDSL's region
-    dead-code elimination: loads, pure ops, reduce loops whose bodies only read)."""
-    before = sum(1 for _ in kernel.walk())
-    region_dce(kernel.body)
-    return sum(1 for _ in kernel.walk()) != before
+    dead-code elimination: loads, pure ops, reduce loops whose bodies only read).
+    Whether it erased any, as ``region_dce`` reports it."""
+    return region_dce(kernel.body)
 
 
 def rename_ivs(kernel: KernelOp) -> None:
