@@ -17,11 +17,10 @@ magic, lengths or hash do not check out (truncated, overwritten, bit rot) reads 
 the unit is compiled again and the entry rewritten; a bad entry never raises.
 
 **Writes are atomic.** An entry is written to a temporary file in its own directory,
-then ``os.replace``d onto its name, so a reader sees no file or a whole one, and two
-processes compiling the same unit at once both succeed (the last rename wins; both wrote
-the same bytes). It is not fsync'd: a file that a crash of the machine left torn fails its
-hash and reads as a miss (the damaged-entry tests). A temporary file is removed if its
-write fails; only a process killed mid-write leaves one (``.*.tmp``, never read).
+flushed and fsync'd, then ``os.replace``d onto its name, so a reader sees no file or a
+whole one, and two processes compiling the same unit at once both succeed (the last
+rename wins; both wrote the same bytes). A temporary file is removed if its write fails;
+only a process killed mid-write leaves one (``.*.tmp``, never read).
 
 **Where.** ``$DEPLODOCK_CACHE_DIR``, else ``$XDG_CACHE_HOME/deplodock``, else
 ``~/.cache/deplodock``. ``DEPLODOCK_CACHE=0`` (or ``off``/``false``/``no``) turns it off;
@@ -194,16 +193,16 @@ class KernelCache(DiskCache):
 
 
 def atomic_write(path: Path, data: bytes, prefix: str = ".") -> None:
-    """Write ``data`` to ``path`` atomically: a temporary file in its directory, then
-    ``os.replace``d onto ``path`` (see the module docstring). Not fsync'd: a file that a
-    crash of the machine left torn fails its hash and reads as a miss, and the sync cost
-    a whole model's store about a second on the H200's host. Makes the directory; raises
-    OSError when it cannot write, leaving no temporary file."""
+    """Write ``data`` to ``path`` atomically: a temporary file in its directory, flushed
+    and fsync'd, then ``os.replace``d onto ``path`` (see the module docstring). Makes the
+    directory; raises OSError when it cannot write, leaving no temporary file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
         os.replace(tmp, path)
     except BaseException:
         with suppress(OSError):
