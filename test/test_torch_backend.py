@@ -6,6 +6,7 @@ DeplodockFallbackWarning saying why. GPU-marked: compiled graphs match eager."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from importlib.metadata import entry_points
 
@@ -227,6 +228,57 @@ def test_the_graph_is_exported_outside_dynamos_tracing_context(monkeypatch, tmp_
     ((gm, inputs),) = _graphs(model, torch.randn(3, 16))
     with pytest.warns(backend.DeplodockFallbackWarning, match="lifted_tensor_0 were captured"):
         assert backend.deplodock_backend(gm, inputs) == gm.forward
+
+
+def test_a_warm_graph_reads_its_constants_outside_dynamos_tracing_context(
+    monkeypatch, tmp_path
+) -> None:
+    """``torch.load`` inside a backend finds dynamo's fake mode through its tracing context
+    and reads every tensor as meta (no data): the cached program's constants then failed
+    its first call ("Cannot copy out of meta tensor", torch 2.11 on the H200). The backend
+    reads the program cache outside that context: a hit from within dynamo gives the
+    constants' values."""
+    from torch._guards import detect_fake_mode
+
+    import deplodock.torch_backend as backend
+
+    monkeypatch.setenv("DEPLODOCK_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DEPLODOCK_CACHE", raising=False)
+    monkeypatch.setattr(backend, "_runs_here", lambda inputs: None)
+    model = _Block()
+    ((gm, inputs),) = _graphs(model, torch.randn(4, 16))
+    with torch.no_grad():  # the grad mode is part of the key
+        first = backend.deplodock_backend(gm, inputs).deplodock  # compiled and stored
+    hits = []
+
+    def within_dynamo(gm, example_inputs):
+        assert detect_fake_mode() is not None  # what the lookup must step out of
+        hits.append(backend.deplodock_backend(gm, example_inputs).deplodock)
+        return gm.forward  # compiled, not run: no GPU here
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(model, backend=within_dynamo)(torch.randn(4, 16))
+    (hit,) = hits
+    assert hit.exported is None  # from the program cache
+    for name, value in first.constants.items():
+        assert not hit.constants[name].is_meta, name
+        assert torch.equal(hit.constants[name], value)
+    # an entry read without data all the same is compiled again, never run empty
+    from deplodock.backends.cuda.program_cache import ProgramCache
+
+    get = ProgramCache.get
+
+    def read_as_meta(self, key):
+        entry = get(self, key)
+        return entry and dataclasses.replace(
+            entry, constants={k: v.to("meta") for k, v in entry.constants.items()}
+        )
+
+    monkeypatch.setattr(ProgramCache, "get", read_as_meta)
+    with torch.no_grad():
+        again = backend.deplodock_backend(gm, inputs).deplodock
+    assert again.exported is not None and not again.constants["lifted_tensor_0"].is_meta
 
 
 def test_a_stack_is_lowered_once_per_layer_and_restacked(

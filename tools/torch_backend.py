@@ -34,7 +34,7 @@ inference (run the model under ``torch.no_grad()`` or ``torch.inference_mode()``
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -122,13 +122,14 @@ def _template(
         return None
 
 
-def _fake_constants(program: Any) -> list[str]:
-    """The program's lifted constants that hold no data (fake or meta tensors)."""
+def _fake_constants(constants: Mapping[str, Any]) -> list[str]:
+    """The names of ``constants`` (a program's lifted ones) that hold no data (fake or
+    meta tensors)."""
     from torch._subclasses.fake_tensor import FakeTensor
 
     return [
         name
-        for name, value in program.constants.items()
+        for name, value in constants.items()
         if isinstance(value, torch.Tensor) and (isinstance(value, FakeTensor) or value.is_meta)
     ]
 
@@ -173,9 +174,13 @@ def deplodock_backend(
     arch = _default_arch()
     stages = stats_from_env(f"torch.compile backend, a graph of {len(gm.graph.nodes)} nodes")
     store = default_program_cache()
-    with stages.step("program cache lookup"):
+    with stages.step("program cache lookup"), tracing(None):
+        # outside dynamo's tracing context too: torch.load finds dynamo's fake mode there
+        # and reads every tensor as meta, with no data (the entry's constants)
         key = _graph_key(gm, example_inputs, arch) if store is not None else None
         entry = store.get(key) if key is not None else None
+    if entry is not None and _fake_constants(entry.constants):
+        entry = None  # read without data after all: compiled again, never run empty
     if entry is not None:
         why = _runs_here(example_inputs)
         if why is not None:
@@ -191,7 +196,7 @@ def deplodock_backend(
             # fake mode there (torch 2.11 did), and a constant the graph makes
             # (``torch.tensor(2.0)``) would be lifted as a fake tensor with no data
             module, program = capture(gm, *example_inputs)
-        unreal = _fake_constants(program)
+        unreal = _fake_constants(program.constants)
         if unreal:
             return _fallback(gm, f"its constants {', '.join(unreal)} were captured without data")
         # a graph exported to a program compiled before comes from the program cache
