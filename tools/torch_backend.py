@@ -39,6 +39,8 @@ from typing import Any
 
 import torch
 
+from deplodock.boundary import collect_rarely
+
 __all__ = ["DeplodockFallbackWarning", "deplodock_backend"]
 
 
@@ -142,6 +144,7 @@ def _runner(compiled: Any) -> Callable[..., Any]:
     return run
 
 
+@collect_rarely()
 def deplodock_backend(
     gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **_options: Any
 ) -> Callable[..., Any]:
