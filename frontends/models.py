@@ -97,6 +97,12 @@ def _config(spec: ModelSpec, layers: int | None, vocab: int | None = None):
     return config_class.from_dict(fields)
 
 
+def _model_class(model_type: str) -> type:
+    """The transformers class of a causal LM of ``model_type``; its first use imports the
+    family's modeling module, much of transformers with it (3 s on the H200's host)."""
+    return getattr(require_transformers(), _FAMILIES[model_type][1])
+
+
 def _build(
     spec: ModelSpec, config, device: str, seed: int, skip: frozenset[str] = frozenset()
 ) -> torch.nn.Module:
@@ -104,7 +110,7 @@ def _build(
     checkpoint's, but for the tensors named in `skip`)."""
     if device not in ("cpu", "meta"):
         raise UserInputError(f"device must be 'cpu' or 'meta', not '{device}'")
-    model_class = getattr(require_transformers(), _FAMILIES[config.model_type][1])
+    model_class = _model_class(config.model_type)
     with torch.random.fork_rng(devices=[]), torch.device(device):
         torch.manual_seed(seed)
         model = model_class(config)
@@ -283,6 +289,9 @@ def capture_model(
     from deplodock.frontends.export import export_module
 
     step = stages.step if stages is not None else lambda name: contextlib.nullcontext()
+    if stages is not None:  # where a first build's time goes: the import, apart
+        with step("import the model's module"):
+            _model_class(_config_fields(_spec(name), None)["model_type"])
     with step("build the model"):
         built = model_program(
             name, layers=layers, seq=seq, part=part, device=module_device or device, seed=seed

@@ -85,6 +85,23 @@ def test_stitched_model_imports_and_lowers_to_the_same_cuda(tiny_decoder) -> Non
     assert texts[0] == texts[1]
 
 
+def test_the_capture_table_says_where_its_time_goes(tiny_decoder) -> None:
+    """``capture_model``'s stages, in order: the model's module imported apart from
+    building the model (on the H200's host the import is most of a first build), the
+    two-layer model, its export, the stitch."""
+    from deplodock.stages import Stages
+
+    stages = Stages()
+    capture_model(tiny_decoder("llama", 3), seq=8, device="meta", stages=stages)
+    assert [name for name, _, _ in stages.rows] == [
+        "import the model's module",
+        "build the model",
+        "build the two-layer model",
+        "capture (torch.export)",
+        "stitch the layers",
+    ]
+
+
 def test_unlike_layers_are_exported_whole(tiny_decoder) -> None:
     """Qwen2 with a sliding window from layer 2 on: layer 2 differs from layer 1."""
     window = {"use_sliding_window": True, "sliding_window": 4, "max_window_layers": 2}
