@@ -25,4 +25,6 @@ def write(root: str, sync: bool) -> float:
 for round_ in range(3):
     for sync in (True, False):
         root = tempfile.mkdtemp(dir="/tmp")
-        print(f"round {round_}: 40 entries {'with' if sync else 'without'} fsync: {write(root, sync):.3f} s")
+        print(
+            f"round {round_}: 40 entries {'with' if sync else 'without'} fsync: {write(root, sync):.3f} s"
+        )
