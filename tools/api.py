@@ -344,7 +344,6 @@ def _exported_key(program, arch: str) -> str:
     return program_key(["exported", program_fingerprint(program)], arch)
 
 
-@collect_rarely()
 def compile_exported(
     program,
     arch: str = "sm_90",

@@ -154,8 +154,22 @@ def deplodock_backend(
     A graph compiled before (by this compiler, for this arch) is read from the program
     cache under its own key (``_graph_key``): no export, no import, no lowering; else it
     is exported, looked up under the exported program's key (``deplodock.compile``'s),
-    lowered and compiled, and stored under both."""
+    lowered and compiled, and stored under both.
+
+    All of it runs outside dynamo's tracing context: torch.export and ``torch.load``
+    find dynamo's fake mode there (torch 2.11's export did; ``torch.load`` does on 2.13
+    too), and would give the constants the graph makes (``torch.tensor(2.0)``), or those
+    the program cache keeps, as fake or meta tensors with no data."""
     from torch._guards import tracing
+
+    with tracing(None):
+        return _compiled_or_fallback(gm, example_inputs)
+
+
+def _compiled_or_fallback(
+    gm: torch.fx.GraphModule, example_inputs: Sequence[Any]
+) -> Callable[..., Any]:
+    """``deplodock_backend``'s work, outside dynamo's tracing context."""
     from torch.utils._pytree import treespec_dumps, treespec_loads
 
     from deplodock.api import (
@@ -177,9 +191,7 @@ def deplodock_backend(
     arch = _default_arch()
     stages = stats_from_env(f"torch.compile backend, a graph of {len(gm.graph.nodes)} nodes")
     store = default_program_cache()
-    with stages.step("program cache lookup"), tracing(None):
-        # outside dynamo's tracing context too: torch.load finds dynamo's fake mode there
-        # and reads every tensor as meta, with no data (the entry's constants)
+    with stages.step("program cache lookup"):
         key = _graph_key(gm, example_inputs, arch) if store is not None else None
         entry = store.get(key) if key is not None else None
     if entry is not None and _fake_constants(entry.constants):
@@ -194,10 +206,7 @@ def deplodock_backend(
         return _runner(Compiled(gm, None, program, constants=entry.constants, out_spec=out_spec))
     try:
         _recompiled(gm)
-        with stages.step("capture (torch.export)"), tracing(None):
-            # outside dynamo's tracing context: torch.export would otherwise find dynamo's
-            # fake mode there (torch 2.11 did), and a constant the graph makes
-            # (``torch.tensor(2.0)``) would be lifted as a fake tensor with no data
+        with stages.step("capture (torch.export)"):
             module, program = capture(gm, *example_inputs)
         unreal = _fake_constants(program.constants)
         if unreal:
@@ -206,7 +215,7 @@ def deplodock_backend(
         cached = cached_exported(program, arch)
         imported = template = None
         if cached is None:
-            with stages.step("cut to four layers, export"), tracing(None):
+            with stages.step("cut to four layers, export"):
                 template = _template(gm, example_inputs, capture, program)
             with stages.step("import, lower to loop"):
                 imported = _import(template[0] if template else program)
