@@ -6,6 +6,7 @@ within its level (``pass_tag``: ``t:007_stage-inputs``), so the CLI, the API, de
 the torch.compile backend and the pipeline agree on names, numbers and order.
 """
 
+import dataclasses
 from collections.abc import Callable
 from importlib import import_module
 
@@ -111,3 +112,11 @@ def get_pass(name: str) -> type[ModulePass]:
     if name not in _PASSES:
         raise KeyError(f"unknown pass '{name}' (known: {', '.join(_PASSES)})")
     return _loader(_PASSES[name])()
+
+
+def decides_from_hardware(pass_: ModulePass | type[ModulePass]) -> bool:
+    """Whether a pass (or pass class) plans for a target: it has an ``arch`` field
+    (``deplodock.target``)."""
+    return dataclasses.is_dataclass(pass_) and any(
+        f.name == "arch" for f in dataclasses.fields(pass_)
+    )

@@ -22,8 +22,25 @@ class _Program(torch.nn.Module):
         return torch.nn.functional.hardswish(x).cumsum(0) + torch.addcmul(x, x, x)
 
 
-def _decomposed(cached: bool) -> str:
-    ep = torch.export.export(_Program(), (torch.randn(4, 5),), strict=False)
+class _Composites(torch.nn.Module):
+    """CompositeImplicitAutograd ops of each kind: kept whole by the compiler (linear),
+    kept by torch's default table (upsample_bilinear2d.vec), and decomposed by their own
+    kernel (the 464 ``_natural_cia`` left out of the override: group_norm, pixel_shuffle,
+    cosine_similarity), beside a non-composite op the table decomposes (hardswish)."""
+
+    def forward(self, x, w):
+        y = torch.nn.functional.linear(x, w)
+        z = torch.nn.functional.group_norm(y.reshape(2, 8, 2, 4), 2)
+        z = torch.nn.functional.pixel_shuffle(z, 2)
+        up = torch.nn.functional.interpolate(z, scale_factor=2.0, mode="bilinear")
+        near = torch.nn.functional.cosine_similarity(x, x.flip(0))
+        return torch.nn.functional.hardswish(up).sum() + near.sum()
+
+
+def _decomposed(cached: bool, program=None, inputs=None) -> str:
+    program = program or _Program()
+    inputs = inputs or (torch.randn(4, 5),)
+    ep = torch.export.export(program, inputs, strict=False)
     if cached:
         return str(ex.to_core_aten(ep, ex.lowered_targets()).graph)
     table = torch.export.default_decompositions()
@@ -35,6 +52,38 @@ def _decomposed(cached: bool) -> str:
 def test_the_cached_decomposition_is_torchs() -> None:
     assert _decomposed(cached=True) == _decomposed(cached=False)
     assert "hardswish" not in _decomposed(cached=True)  # it did decompose
+
+
+def test_leaving_natural_composites_out_of_the_override_keeps_torchs_program() -> None:
+    """Every kind of composite op decomposes (or stays) exactly as torch's own
+    ``run_decompositions`` has it. (The same was checked on the first three samples of
+    every OpInfo entry that decomposes: docs/bench/cpu-2026-12-06-s27.)"""
+    inputs = (torch.randn(8, 8), torch.randn(16, 8))
+    ours = _decomposed(True, _Composites(), inputs)
+    assert ours == _decomposed(False, _Composites(), inputs)
+    for kept in ("aten.linear.default", "upsample_bilinear2d.vec"):
+        assert kept in ours
+    for gone in ("aten.group_norm", "pixel_shuffle", "cosine_similarity", "hardswish"):
+        assert gone not in ours
+
+
+def test_only_composites_that_change_are_overridden(monkeypatch) -> None:
+    """torch overrides the CompositeImplicitAutograd kernel of every op it collects, for
+    each decomposition (about 510 ops, half the time of a small capture); the ops whose
+    default entry is their own kernel are left out, so far fewer are."""
+    import torch.export.exported_program as exported
+
+    counts = []
+    original = exported._override_composite_implicit_decomp
+
+    def counting(cia_ops_to_callable, *args, **kwargs):
+        counts.append(len(cia_ops_to_callable))
+        return original(cia_ops_to_callable, *args, **kwargs)
+
+    monkeypatch.setattr(exported, "_override_composite_implicit_decomp", counting)
+    assert "hardswish" not in _decomposed(cached=True)
+    assert counts and max(counts) < 150, counts
+    assert len(ex._natural_cia()) > 300  # the ATen composites decomposed by their own kernel
 
 
 def test_the_swap_ends_with_the_call() -> None:

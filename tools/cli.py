@@ -485,8 +485,7 @@ def _pass_options(args: argparse.Namespace) -> dict | None:
     from xdsl.utils.arg_spec import parse_pipeline
     from xdsl.utils.exceptions import ArgSpecParseError
 
-    from deplodock.passes import all_passes, get_pass
-    from deplodock.pipeline import decides_from_hardware
+    from deplodock.passes import all_passes, decides_from_hardware, get_pass
 
     options = {}
     for text in given:

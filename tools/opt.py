@@ -44,8 +44,7 @@ from deplodock.boundary import (
 )
 from deplodock.dialects import project_dialects
 from deplodock.errors import UserInputError
-from deplodock.passes import all_passes
-from deplodock.pipeline import decides_from_hardware
+from deplodock.passes import all_passes, decides_from_hardware
 from deplodock.stages import Stages
 from deplodock.target import DEFAULT_ARCH, TARGETS, UnknownTarget, target_for
 

@@ -23,7 +23,6 @@ and the note rides on ``materialize``'s step (``-v``).
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import weakref
 from collections.abc import Callable, Sequence
@@ -39,7 +38,7 @@ from deplodock.boundary import PassError, apply_pass, culprit
 from deplodock.dialects import kernel, loop, make_context, tile
 from deplodock.levels import LEVELS  # re-exported: the levels, top to bottom
 from deplodock.lower_memo import INFORMATIONAL, lower_each_kernel_once, memo_enabled
-from deplodock.passes import PIPELINE, get_pass, pass_tag
+from deplodock.passes import PIPELINE, decides_from_hardware, get_pass, pass_tag
 from deplodock.passes.loop.fuse import structure
 
 # The passes that produce each level from the one before it, in order (the one table:
@@ -47,14 +46,6 @@ from deplodock.passes.loop.fuse import structure
 PASSES_TO: dict[str, tuple[str, ...]] = {
     level: tuple(name for at, _, name, _ in PIPELINE if at == level) for level in LEVELS[1:-1]
 }
-
-
-def decides_from_hardware(pass_: ModulePass | type[ModulePass]) -> bool:
-    """Whether a pass (or pass class) plans for a target: it has an ``arch`` field
-    (``deplodock.target``)."""
-    return dataclasses.is_dataclass(pass_) and any(
-        f.name == "arch" for f in dataclasses.fields(pass_)
-    )
 
 
 def make_pass(name: str, arch: str | None = None, **options) -> ModulePass:
