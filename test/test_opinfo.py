@@ -99,3 +99,14 @@ def test_an_ill_conditioned_sample_is_held_to_its_inputs_rounding() -> None:
     assert opinfo._matches(off, want, exact) is None
     wrong = [exact.outputs[0].float() + 0.2]  # far past eager and every draw
     assert opinfo._matches(wrong, want, exact) is not None
+
+
+def test_drawing_samples_leaves_torchs_test_lookup_as_it_was() -> None:
+    """The harness silences OpInfo's TestCase lookup only while it draws samples."""
+    from torch.testing._internal.opinfo import core
+
+    before = core.extract_test_fn
+    (op,) = [op for op in opinfo.entries(["exp"]) if op.name == "exp"]
+    result = opinfo.check_entry(op, samples=1)
+    assert core.extract_test_fn is before
+    assert result.verdict == "pass"
