@@ -55,8 +55,11 @@ def _loop_nest_depth(module) -> int:
     )
 
 
-@pytest.mark.parametrize("name", [*COLLAPSING, *LEFT])
+@pytest.mark.parametrize("name", [n for n in [*COLLAPSING, *LEFT] if n != "long_row"])
 def test_collapse_reduce_preserves_meaning(name: str) -> None:
+    """The tile level after collapse-reduce computes what eager does (on the tile-level
+    interpreter: ``long_row``'s 240,000 elements take it 23 s there, so its collapsed row
+    is run at the kernel level only, by ``test_collapsed_rows_are_spread_over_threads``)."""
     expr = {**COLLAPSING, **LEFT}[name]
     module, inputs, want = _lowered(expr)
     ctx = make_context()
