@@ -1005,18 +1005,20 @@ def test_memoised_fusion_equals_fusing_each_layer() -> None:
     from deplodock.passes.loop.fuse import FusionMemo
 
     once = _lowered_model("tinyllama", layers=2, seq=16)
-    each = _lowered_model("tinyllama", layers=2, seq=16)
+    text = str(once)
+    each = once.clone()  # the same program: names and locations are cloned too
+    assert str(each) == text and _with_locations(each) == _with_locations(once)
     memo = FusionMemo()
     assert fuse_module(once, memo=memo) == fuse_module(each, Fuse(memoise=False))
     assert str(once) == str(each)
     # locations too: a replayed kernel's ops carry its own layer's torch ops
     assert _with_locations(once) == _with_locations(each)
     assert memo.replayed > memo.computed  # the second layer (and repeats within one)
-    # Replaying a parsed program too, whose value names carry per-layer suffixes.
-    text = str(_lowered_model("tinyllama", layers=2, seq=16))
-    parsed, fresh = parse(text), parse(text)
+    # Replaying a parsed program too, whose value names carry per-layer suffixes: it
+    # prints as the program it was parsed from, so fused it must print as ``each`` does.
+    parsed = parse(text)
+    assert str(parsed) == text
     memo = FusionMemo()
     fuse_module(parsed, memo=memo)
-    fuse_module(fresh, Fuse(memoise=False))
-    assert str(parsed) == str(fresh)
+    assert str(parsed) == str(each)
     assert memo.replayed > memo.computed
