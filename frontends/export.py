@@ -530,12 +530,13 @@ def to_core_aten(
 # the same until an op is registered, so they are kept, keyed by the number of registered
 # operators, and the collection is swapped in only while ``to_core_aten`` runs.
 #
-# It then overrides the CompositeImplicitAutograd kernel of every one of those ~510 ops
+# It then overrides the CompositeImplicitAutograd kernel of every one of those ~525 ops
 # for the retrace and restores them after, twice per call: 0.12 of the 0.24 s a warm
-# capture of a five-op program took. For 464 of them (``_natural_cia``) the default table's
-# entry is the op's own CompositeImplicitAutograd kernel, so the override changes nothing:
-# they are left out of both the table and the collection and decompose as they would
-# anyway. The program is the same (``test_export.py`` compares it with torch's own
+# capture of a five-op program took. For 508 of them (``_natural_cia``, 464 in ATen) the
+# default table's entry is the op's own CompositeImplicitAutograd kernel, so the override
+# changes nothing: they are left out of both the table and the collection and decompose
+# as they would anyway. The program is the same (``test_export_cache.py``; and
+# ``docs/bench/cpu-2026-12-06-s27/decomposition_same.py`` compares it with torch's own
 # ``run_decompositions`` on every OpInfo entry that decomposes).
 _CIA_MODULES = ("torch._export.utils", "torch.export.exported_program", "torch.export.decomp_utils")
 _cached: dict[str, tuple[int, object]] = {}
@@ -556,27 +557,30 @@ def _keyed(name: str, make):
 
 
 def _natural_cia() -> frozenset:
-    """The ATen CompositeImplicitAutograd ops that ``torch.export.default_decompositions()``
-    maps to their own CompositeImplicitAutograd kernel: every one torch neither keeps
-    (``PRESERVED_ATEN_CIA_OPS``) nor decomposes with a Python decomposition of its own
-    (``_core_aten_decompositions_post_autograd``). Empty where a torch version lacks any of
-    these (then every op is overridden, as torch does)."""
+    """The CompositeImplicitAutograd ops that ``torch.export.default_decompositions()``
+    maps to their own CompositeImplicitAutograd kernel (``_own_kernel``): for them torch's
+    override changes nothing. Read from the table itself, so whatever a torch version keeps
+    or decomposes in Python stays overridden as torch does it."""
 
     def make() -> frozenset:
-        try:
-            from torch._decomp import _core_aten_decompositions_post_autograd
-            from torch._export.utils import _collect_all_valid_cia_ops_for_aten_namespace
-            from torch.export.decomp_utils import PRESERVED_ATEN_CIA_OPS
-        except ImportError:
-            return frozenset()
-        python = _core_aten_decompositions_post_autograd()
         return frozenset(
-            op
-            for op in _collect_all_valid_cia_ops_for_aten_namespace()
-            if op not in python and op not in PRESERVED_ATEN_CIA_OPS
+            op for op, entry in _default_decompositions().items() if _own_kernel(op, entry)
         )
 
     return _keyed("natural", make)
+
+
+def _own_kernel(op, entry) -> bool:
+    """Whether a table entry is ``torch._export.utils._get_decomp_for_cia(op)``: the op's
+    Python CompositeImplicitAutograd kernel, or the call of its C++ one."""
+    if getattr(entry, "keywords", None) is not None:  # functools.partial(..., kernel=op)
+        return (
+            entry.keywords.get("kernel") is op
+            and getattr(entry.func, "__name__", "") == "_special_op_to_decompose_cia"
+        )
+    kernels = getattr(op, "py_kernels", {})
+    own = kernels.get(torch._C.DispatchKey.CompositeImplicitAutograd)
+    return own is not None and entry is own
 
 
 def _default_decompositions() -> dict:

@@ -25,7 +25,7 @@ class _Program(torch.nn.Module):
 class _Composites(torch.nn.Module):
     """CompositeImplicitAutograd ops of each kind: kept whole by the compiler (linear),
     kept by torch's default table (upsample_bilinear2d.vec), and decomposed by their own
-    kernel (the 464 ``_natural_cia`` left out of the override: group_norm, pixel_shuffle,
+    kernel (the ``_natural_cia`` left out of the override: group_norm, pixel_shuffle,
     cosine_similarity), beside a non-composite op the table decomposes (hardswish)."""
 
     def forward(self, x, w):
@@ -83,7 +83,7 @@ def test_only_composites_that_change_are_overridden(monkeypatch) -> None:
     monkeypatch.setattr(exported, "_override_composite_implicit_decomp", counting)
     assert "hardswish" not in _decomposed(cached=True)
     assert counts and max(counts) < 150, counts
-    assert len(ex._natural_cia()) > 300  # the ATen composites decomposed by their own kernel
+    assert len(ex._natural_cia()) > 300  # the composites decomposed by their own kernel
 
 
 def test_the_swap_ends_with_the_call() -> None:

@@ -5,8 +5,8 @@
 R=$PWD
 python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
 export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site
-timeout -s KILL 150 python3 -m pytest -q -p no:cacheprovider -rA -W ignore test/test_export_cache.py test/test_api.py > $OUT/gpu_tests.log 2>&1
+timeout -s KILL 100 python3 -m pytest -q -p no:cacheprovider -rA -W ignore test/test_export_cache.py test/test_api.py > $OUT/gpu_tests.log 2>&1
 grep -E "^(FAILED|ERROR)|passed|failed" $OUT/gpu_tests.log | tail -15
 timeout 130 python3 docs/bench/cpu-2026-12-06-s27/decomposition_same.py 1 2>/dev/null | grep -E "^same|^DIFF"
 cd /tmp
-DEPLODOCK_STATS=1 timeout 90 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b api 2>&1 | grep -v DEBUG
+DEPLODOCK_STATS=1 timeout 60 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b api 2>&1 | grep -v DEBUG
