@@ -515,8 +515,7 @@ def to_core_aten(
 
     if not any(foreign(node) for node in ep.graph.nodes):
         return ep
-    natural = {op for op in _natural_cia() if _target_name(op) not in keep}
-    with _cia_ops_cached(natural) as left_out:
+    with _cia_ops_cached(_natural_cia(frozenset(keep))) as left_out:
         table = dict(_default_decompositions())
         for op in [op for op in table if _target_name(op) in keep or op in left_out]:
             del table[op]
@@ -539,7 +538,7 @@ def to_core_aten(
 # ``docs/bench/cpu-2026-12-06-s27/decomposition_same.py`` compares it with torch's own
 # ``run_decompositions`` on every OpInfo entry that decomposes).
 _CIA_MODULES = ("torch._export.utils", "torch.export.exported_program", "torch.export.decomp_utils")
-_cached: dict[str, tuple[int, object]] = {}
+_cached: dict[object, tuple[int, object]] = {}
 
 
 def _operator_count() -> int:
@@ -547,7 +546,7 @@ def _operator_count() -> int:
     return len(names()) if names is not None else -1
 
 
-def _keyed(name: str, make):
+def _keyed(name, make):
     """``make()``, computed again only when an operator was registered since."""
     count = _operator_count()
     hit = _cached.get(name)
@@ -556,18 +555,21 @@ def _keyed(name: str, make):
     return hit[1]
 
 
-def _natural_cia() -> frozenset:
-    """The CompositeImplicitAutograd ops that ``torch.export.default_decompositions()``
-    maps to their own CompositeImplicitAutograd kernel (``_own_kernel``): for them torch's
-    override changes nothing. Read from the table itself, so whatever a torch version keeps
-    or decomposes in Python stays overridden as torch does it."""
+def _natural_cia(keep: frozenset[str] = frozenset()) -> frozenset:
+    """The CompositeImplicitAutograd ops outside ``keep`` that ``torch.export.
+    default_decompositions()`` maps to their own CompositeImplicitAutograd kernel
+    (``_own_kernel``): for them torch's override changes nothing. Read from the table
+    itself, so whatever a torch version keeps or decomposes in Python stays overridden as
+    torch does it."""
 
     def make() -> frozenset:
         return frozenset(
-            op for op, entry in _default_decompositions().items() if _own_kernel(op, entry)
+            op
+            for op, entry in _default_decompositions().items()
+            if _own_kernel(op, entry) and _target_name(op) not in keep
         )
 
-    return _keyed("natural", make)
+    return _keyed(("natural", keep), make)
 
 
 def _own_kernel(op, entry) -> bool:
@@ -590,8 +592,9 @@ def _default_decompositions() -> dict:
 
 class _cia_ops_cached:
     """While active, torch's ``_collect_all_valid_cia_ops`` answers from ``_keyed`` (a
-    fresh set each call: callers may change it) less the ops of ``left_out``; the
-    originals are restored after. Entering gives the ops actually left out (for the caller
+    fresh set each call: callers may change it) less the ops of ``left_out``, read once
+    on entering (no operator is registered while torch decomposes); the originals are
+    restored after. Entering gives the ops actually left out (for the caller
     to leave out of the table too): none where a torch version has no such function, and
     then nothing is swapped."""
 
@@ -607,8 +610,10 @@ class _cia_ops_cached:
         if original is None:
             return frozenset()
 
+        ops = set(_keyed("cia", original)) - self.left_out
+
         def collect():
-            return set(_keyed("cia", original)) - self.left_out
+            return set(ops)
 
         for module in modules:
             if getattr(module, "_collect_all_valid_cia_ops", None) is original:
