@@ -416,7 +416,8 @@ def _numpy(t: torch.Tensor) -> np.ndarray:
 def _check_interpreters(
     program: _Program, tensors: list[torch.Tensor], want, levels, exact=None
 ) -> str | None:
-    from deplodock.frontends.export import export_module, import_program
+    from deplodock.frontends.capture import export_module
+    from deplodock.frontends.export import import_program
     from deplodock.pipeline import lower
 
     ep = export_module(program, tuple(tensors), "the sample")

@@ -44,7 +44,8 @@ class _Fn(torch.nn.Module):
 def build(module: torch.nn.Module, inputs, options: dict):
     """``module`` on ``inputs`` compiled for sm_90 with the passes ``options`` override."""
     from deplodock.backends.cuda.runtime import CompiledProgram
-    from deplodock.frontends.export import export_module, import_program
+    from deplodock.frontends.capture import export_module
+    from deplodock.frontends.export import import_program
     from deplodock.pipeline import lower
 
     imported = import_program(export_module(module, tuple(inputs), "the case"))

@@ -5,7 +5,12 @@ torch (``torch``) → tensor (``ten``) → loop (``loop``) → tile (``tile``) �
 (``math_ext``), types are builtin.
 """
 
-from xdsl.context import Context
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # xDSL loads with a dialect or a context, not with this package
+    from xdsl.context import Context
 
 
 def project_dialects():
@@ -23,6 +28,7 @@ def project_dialects():
 
 def make_context() -> Context:
     """A context with the upstream dialects the project uses and its own six."""
+    from xdsl.context import Context
     from xdsl.dialects import affine, arith, builtin, func, math, memref, scf
 
     ctx = Context()

@@ -7,30 +7,19 @@ caches read it back (``graph_inputs``), so it lives below both.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
-from xdsl.dialects.builtin import (
-    IntegerType,
-    Signedness,
-    StringAttr,
-    TensorType,
-    bf16,
-    f16,
-    f32,
-    f64,
-    i1,
-    i8,
-    i16,
-    i32,
-    i64,
-)
-from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, SSAValue
 
-from deplodock.dialects.torch import printed_names
 from deplodock.errors import UserInputError
+
+if TYPE_CHECKING:  # xDSL loads where IR is read or written: the program cache's reader
+    # (``GraphInput``) runs a warm compile without it
+    from xdsl.dialects.func import FuncOp
+    from xdsl.ir import Attribute, SSAValue
 
 KIND_ATTR = "torch.kind"
 TARGET_ATTR = "torch.target"
@@ -49,26 +38,47 @@ class GraphInput:
 
 # ------------------------------------------------------------------------ dtypes
 
-_UI8 = IntegerType(8, Signedness.UNSIGNED)
-ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
-    torch.float32: f32,
-    torch.float16: f16,
-    torch.bfloat16: bf16,
-    torch.float64: f64,
-    torch.int64: i64,
-    torch.int32: i32,
-    torch.int16: i16,
-    torch.int8: i8,
-    torch.uint8: _UI8,
-    torch.bool: i1,
-}
-_DTYPES: dict[Attribute, torch.dtype] = {v: k for k, v in ELEMENT_TYPES.items()}
+
+@functools.cache
+def element_types() -> dict[torch.dtype, Attribute]:
+    """torch dtype -> its builtin element type, for every dtype a program may hold."""
+    from xdsl.dialects.builtin import (
+        IntegerType,
+        Signedness,
+        bf16,
+        f16,
+        f32,
+        f64,
+        i1,
+        i8,
+        i16,
+        i32,
+        i64,
+    )
+
+    return {
+        torch.float32: f32,
+        torch.float16: f16,
+        torch.bfloat16: bf16,
+        torch.float64: f64,
+        torch.int64: i64,
+        torch.int32: i32,
+        torch.int16: i16,
+        torch.int8: i8,
+        torch.uint8: IntegerType(8, Signedness.UNSIGNED),
+        torch.bool: i1,
+    }
+
+
+@functools.cache
+def _dtypes() -> dict[Attribute, torch.dtype]:
+    return {v: k for k, v in element_types().items()}
 
 
 def element_type(dtype: torch.dtype) -> Attribute:
     """The builtin element type of a torch dtype (torch.bool → i1)."""
     try:
-        return ELEMENT_TYPES[dtype]
+        return element_types()[dtype]
     except KeyError:
         raise UserInputError(f"unsupported tensor dtype {dtype}") from None
 
@@ -76,7 +86,7 @@ def element_type(dtype: torch.dtype) -> Attribute:
 def torch_dtype(element: Attribute) -> torch.dtype:
     """The torch dtype of a builtin element type (inverse of `element_type`)."""
     try:
-        return _DTYPES[element]
+        return _dtypes()[element]
     except KeyError:
         raise ValueError(f"no torch dtype for element type {element}") from None
 
@@ -87,6 +97,8 @@ def torch_dtype(element: Attribute) -> torch.dtype:
 def _printed_names(func: FuncOp) -> dict[SSAValue, str]:
     """The SSA names the xDSL printer gives the function's values (arguments, then each
     op's results; see `deplodock.dialects.torch.printed_names`)."""
+    from deplodock.dialects.torch import printed_names
+
     return printed_names(func.body.blocks)
 
 
@@ -94,6 +106,8 @@ def graph_inputs(func: FuncOp, arg_names: Sequence[str] | None = None) -> list[G
     """The arguments of an imported (or re-parsed) function, read from their types and
     their `torch.kind` / `torch.target` attributes. `arg_names`: the arguments' printed
     names when the caller has them (naming a whole model's values walks every op)."""
+    from xdsl.dialects.builtin import StringAttr, TensorType
+
     if arg_names is not None and len(arg_names) == len(func.args):
         names = dict(zip(func.args, arg_names, strict=True))
     else:

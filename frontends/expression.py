@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import torch
 
 from deplodock.errors import UserInputError
-from deplodock.frontends.export import lowered_targets, to_core_aten
+from deplodock.frontends.capture import lowered_targets, to_core_aten
 
 __all__ = ["CapturedExpression", "capture_expression", "EXPRESSION_FILE"]
 

@@ -36,14 +36,18 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import ExportGraphSignature, TensorArgument
 
-from deplodock.frontends.export import program_fingerprint
-from deplodock.restack import TEMPLATE_LAYERS, LayerNaming, Restack
+from deplodock.frontends.capture import program_fingerprint
+
+if TYPE_CHECKING:  # the IR side (imported where a stack is lowered): a warm compile, a
+    # program cache hit, never loads it
+    from deplodock.restack import Restack
+
 
 LAYER = re.compile(r"(?:^|\.)layers\.(\d+)(?=\.|$)")
 """A module path or parameter name inside decoder layer ``<i>``."""
@@ -435,6 +439,8 @@ def template_of(program: ExportedProgram) -> tuple[ExportedProgram, Restack] | N
     """For a program ``stitch_layers`` made of more than ``TEMPLATE_LAYERS`` layers: the
     template to lower instead (the same stack with four layers) and the ``Restack`` that
     makes the whole program of it once lowered (``deplodock.restack``); else None."""
+    from deplodock.restack import TEMPLATE_LAYERS, LayerNaming, Restack
+
     stack = _STACKS.get(program)
     if stack is None or stack.layers <= TEMPLATE_LAYERS:
         return None
@@ -512,6 +518,8 @@ def graph_template(
     (the whole graph's export) in its order (``Restack.arg_names``: its placeholders
     but the numbers it specialised, as ``frontends.export`` imports them), else the
     caller lowers every layer."""
+    from deplodock.restack import TEMPLATE_LAYERS, LayerNaming, Restack
+
     cut = _cut(gm)
     if cut is None:
         return None
@@ -539,6 +547,8 @@ def _cut(gm: torch.fx.GraphModule) -> tuple[torch.fx.GraphModule, list[int], int
     the same ops on the same kinds of values, each reading only itself, the layer before
     and the prologue (by position: ``_layer_signature``), the epilogue reading only the
     last layer."""
+    from deplodock.restack import TEMPLATE_LAYERS
+
     nodes = list(gm.graph.nodes)
     layer = {n: _stack_layer(n) for n in nodes}  # placeholders too: dynamo records them
     known = [at for at in layer.values() if at is not None]
@@ -619,7 +629,7 @@ def _layer_signature(
     """What layer ``layer`` computes, comparable across layers: its parameters' values,
     then each op, its arguments spelled by position (a node of this layer or the one
     before: kind, distance, place; of the prologue: its name) and its value."""
-    from deplodock.frontends.export import _spelled_value
+    from deplodock.frontends.capture import _spelled_value
 
     def where(node: torch.fx.Node) -> object:
         if node in index:

@@ -286,7 +286,7 @@ def capture_model(
     then builds the model's weights: "meta" here skips building them twice). `stages`:
     a recorder (``deplodock.stages.Stages``) that times building the model apart from
     the capture."""
-    from deplodock.frontends.export import export_module
+    from deplodock.frontends.capture import export_module
 
     step = stages.step if stages is not None else lambda name: contextlib.nullcontext()
     if stages is not None:  # where a first build's time goes: the import, apart
@@ -330,7 +330,7 @@ def _stitched(
     """The export of `built`'s model stitched from a two-layer export on `device`, or
     None (fewer than `STITCH_FROM` layers, layers not alike, or a program
     `stitch_layers` cannot split: `built.note` says why)."""
-    from deplodock.frontends.export import export_module
+    from deplodock.frontends.capture import export_module
     from deplodock.frontends.layers import NotStitchable, stitch_layers, unlike_layer
 
     stack = built.module.lm.model.layers

@@ -1,4 +1,4 @@
-"""The capture's decomposition, sped up (``frontends/export.py: to_core_aten``).
+"""The capture's decomposition, sped up (``frontends/capture.py: to_core_aten``).
 
 ``run_decompositions`` re-collects every CompositeImplicitAutograd op on each call; the
 frontend keeps that collection and the default table while no operator is registered
@@ -14,7 +14,7 @@ import importlib
 
 import torch
 
-import deplodock.frontends.export as ex
+import deplodock.frontends.capture as ex
 
 
 class _Program(torch.nn.Module):
@@ -44,7 +44,7 @@ def _decomposed(cached: bool, program=None, inputs=None) -> str:
     if cached:
         return str(ex.to_core_aten(ep, ex.lowered_targets()).graph)
     table = torch.export.default_decompositions()
-    for op in [op for op in table if ex._target_name(op) in ex.lowered_targets()]:
+    for op in [op for op in table if ex.target_name(op) in ex.lowered_targets()]:
         del table[op]
     return str(ep.run_decompositions(table).graph)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from deplodock.frontends.export import export_module, import_program
+from deplodock.frontends.capture import export_module
+from deplodock.frontends.export import import_program
 from deplodock.frontends.layers import NotStitchable, relayer, stitch_layers
 from deplodock.frontends.models import capture_model
 
@@ -132,16 +133,16 @@ def test_the_api_captures_a_known_stack_once_per_layer(tiny_decoder, monkeypatch
     """``deplodock.compile``'s capture of a transformers Llama: two layers traced (the
     module's own list swapped for its first two, then back), the rest stitched."""
     from deplodock.api import capture
-    from deplodock.frontends import export
+    from deplodock.frontends import capture as export
 
     config = tiny_decoder("llama", 4, use_cache=False)
     lm = transformers.LlamaForCausalLM(config).eval()
     ids = torch.randint(0, config.vocab_size, (1, 8))
     traced = []
 
-    def counting_export(module, inputs, name):
+    def counting_export(module, inputs, name, **options):
         traced.append(len(lm.model.layers))
-        return export_module(module, inputs, name)
+        return export_module(module, inputs, name, **options)
 
     monkeypatch.setattr(export, "export_module", counting_export)
     _, program = capture(lm, ids)

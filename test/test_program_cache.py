@@ -30,7 +30,7 @@ from deplodock.backends.cuda.program_cache import (
     program_key,
 )
 from deplodock.backends.cuda.runtime import IRNotKept
-from deplodock.frontends.export import program_fingerprint
+from deplodock.frontends.capture import program_fingerprint
 from deplodock.frontends.models import ModelSpec, program_identity, resolve
 
 
@@ -173,7 +173,7 @@ def test_a_decoder_stack_hits_from_its_two_layer_trace(tiny_decoder, private_cac
     lm, config = model(5)
     ids = torch.randint(0, config.vocab_size, (1, 8))
     cold = deplodock.compile(lm, ids)
-    stack = layers.export_stack(lm, (ids,), "lm", deplodock.frontends.export.export_module)
+    stack = layers.export_stack(lm, (ids,), "lm", deplodock.frontends.capture.export_module)
     stitched = stack.stitched()
     assert program_fingerprint(stitched) == program_fingerprint(cold.exported)
     assert stitched.call_spec.out_spec == stack.two.call_spec.out_spec
@@ -193,6 +193,36 @@ def test_a_decoder_stack_hits_from_its_two_layer_trace(tiny_decoder, private_cac
     assert warm.out_spec == cold.out_spec and warm.constants.keys() == cold.constants.keys()
     deeper, _ = model(6)
     assert not deplodock.compile(deeper, ids).program.from_cache
+
+
+def test_a_warm_compile_of_a_stack_loads_no_xdsl(tiny_decoder, private_cache):
+    """A warm ``deplodock.compile`` is the two-layer trace, a key and a file read: in a
+    fresh process it hits without loading xDSL, the dialects or the passes (the targets
+    the capture keeps come from the output cache, ``api._lowered_targets``), which were a
+    third of its time; and the program it reads runs the same plan."""
+    transformers = pytest.importorskip("transformers")
+    config = tiny_decoder("llama", 3, use_cache=False)
+    lm = transformers.LlamaForCausalLM(config).eval()
+    cold = deplodock.compile(lm, torch.zeros(1, 8, dtype=torch.long))
+    script = textwrap.dedent(
+        f"""\
+        import json, sys, torch, transformers, deplodock
+        config = transformers.LlamaConfig.from_dict(json.loads({config.to_json_string()!r}))
+        lm = transformers.LlamaForCausalLM(config).eval()
+        warm = deplodock.compile(lm, torch.zeros(1, 8, dtype=torch.long))
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] == "xdsl"
+                        or m.startswith(("deplodock.passes", "deplodock.dialects.")))
+        print(json.dumps([warm.program.from_cache, loaded, repr(warm.program.plan)]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    from_cache, loaded, plan = json.loads(done.stdout.strip().splitlines()[-1])
+    assert from_cache
+    assert loaded == ["deplodock.dialects.signature"]  # GraphInput, without xDSL
+    assert plan == repr(cold.program.plan)
 
 
 def test_a_different_shape_arch_or_compiler_is_a_miss(block, private_cache, monkeypatch):
@@ -318,7 +348,7 @@ def test_two_processes_storing_one_program_leave_one_whole_entry(tmp_path):
         from deplodock.api import capture, compile_exported
         from deplodock.backends.cuda.program_cache import (
             ProgramEntry, default_program_cache, program_key)
-        from deplodock.frontends.export import program_fingerprint
+        from deplodock.frontends.capture import program_fingerprint
 
         def fn(a, b):
             return torch.relu(a @ b) * 2.0

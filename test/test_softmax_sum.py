@@ -462,7 +462,7 @@ def _captured(module: torch.nn.Module, inputs: tuple):
     """A program as ``capture_expression`` gives one: the module, its inputs, its export."""
     from types import SimpleNamespace
 
-    from deplodock.frontends.export import export_module
+    from deplodock.frontends.capture import export_module
 
     program = export_module(module, inputs, type(module).__name__)
     return SimpleNamespace(module=module, example_inputs=inputs, program=program)

@@ -14,7 +14,8 @@ import torch
 from deplodock.backends.cuda.emit import emit_kernel_sources
 from deplodock.backends.cuda.nvrtc import compile_kernels
 from deplodock.cli import main
-from deplodock.frontends.export import export_module, import_program
+from deplodock.frontends.capture import export_module
+from deplodock.frontends.export import import_program
 from deplodock.passes.tile.schedule.matmul import matmul_plan
 from deplodock.pipeline import lower
 from deplodock.target import TARGETS, UnknownTarget, target_for

@@ -133,7 +133,7 @@ def _graphs(model, *inputs):
 
 
 def test_graph_fingerprint_is_the_graph_and_its_inputs() -> None:
-    from deplodock.frontends.export import graph_fingerprint
+    from deplodock.frontends.capture import graph_fingerprint
 
     model = _Block()
     x = torch.randn(4, 16)

@@ -52,15 +52,16 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils import _pytree as pytree
-from xdsl.dialects.builtin import ModuleOp
 
-from deplodock.boundary import collect_rarely
 from deplodock.errors import UserInputError
 from deplodock.stages import Stages, stats_from_env, unrecorded
+
+if TYPE_CHECKING:  # xDSL loads only to lower: a program cache hit never needs it
+    from xdsl.dialects.builtin import ModuleOp
 
 __all__ = ["Compiled", "capture", "compile", "compile_exported", "lower"]
 
@@ -140,7 +141,7 @@ def capture_numbers(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.M
     the same kernels. Code that needs a real Python number (a ``range(n)``, an op taking
     only a number) cannot take a tensor: such a number is captured as the constant it is,
     and ``Compiled`` compiles again when called with another value."""
-    from deplodock.frontends.export import export_module
+    from deplodock.frontends.capture import export_module
 
     module, name, numbers = _user_module(module_or_fn, example_inputs)
     if not numbers:
@@ -177,13 +178,34 @@ def _user_module(module_or_fn: Any, example_inputs: tuple) -> tuple[torch.nn.Mod
     return module, name, any(isinstance(leaf, bool | int | float) for leaf in leaves)
 
 
-def _stack(module: torch.nn.Module, inputs: tuple, name: str):
-    """``frontends.layers.export_stack`` with ``torch.export``: the two-layer trace of a
-    known decoder stack, or None."""
-    from deplodock.frontends.export import export_module
+def _stack(module: torch.nn.Module, inputs: tuple, name: str, keep=None):
+    """``frontends.layers.export_stack`` with ``torch.export`` (decomposing all but
+    ``keep``, as ``capture.export_module``): the two-layer trace of a known decoder stack,
+    or None."""
+    from deplodock.frontends.capture import export_module
     from deplodock.frontends.layers import export_stack
 
-    return export_stack(module, inputs, name, export_module)
+    return export_stack(module, inputs, name, lambda *args: export_module(*args, keep=keep))
+
+
+def _lowered_targets(arch: str) -> frozenset[str]:
+    """``frontends.capture.lowered_targets()``, from the output cache where this compiler
+    stored it before: the registry of decompositions is the passes, and importing them
+    (with xDSL) was a third of a warm compile's time (the trace and a program cache read
+    need neither). The key is ``program_key``'s (every deplodock source file, torch's,
+    xDSL's and NVRTC's versions), so an edit to any decomposition reads it afresh."""
+    from deplodock.backends.cuda.program_key import default_output_cache, program_key
+    from deplodock.frontends.capture import lowered_targets
+
+    store = default_output_cache()
+    key = program_key(["lowered targets"], arch) if store is not None else None
+    text = store.get(key) if key is not None else None
+    if text is not None:
+        return frozenset(text.split())
+    targets = lowered_targets()
+    if key is not None:
+        store.put(key, " ".join(sorted(targets)))
+    return targets
 
 
 def _import(program) -> ModuleOp:
@@ -227,7 +249,16 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
     """``module_or_fn`` compiled for ``example_inputs``' shapes and dtypes: a callable on
     CUDA tensors with the module's semantics (see the module docstring). Compiling needs
     no GPU (NVRTC); calling does. ``cache=False``: neither the program cache nor the
-    kernel cache is read or written."""
+    kernel cache is read or written. Python's garbage collector runs rarely meanwhile
+    (``boundary.collect_rarely``): the trace and the IR are many small objects that live
+    until it returns."""
+    from deplodock.boundary import collect_rarely
+
+    with collect_rarely():
+        return _compile(module_or_fn, example_inputs, arch, graph, poison, cache)
+
+
+def _compile(module_or_fn, example_inputs, arch, graph, poison, cache) -> Compiled:
     from deplodock.target import target_for
 
     if arch is not None:
@@ -241,7 +272,7 @@ def compile(  # noqa: A001 (deplodock.compile, like torch.compile)
         stack = None
         if not numbers:
             with stages.step("two-layer trace"):
-                stack = _stack(module, tuple(example_inputs), name)
+                stack = _stack(module, tuple(example_inputs), name, _lowered_targets(arch))
         if stack is not None:
             found = _compile_stack(stack, arch, stages)
             if found is not None:
@@ -339,7 +370,7 @@ def cached_exported(program, arch: str = "sm_90"):
 
 def _exported_key(program, arch: str) -> str:
     from deplodock.backends.cuda.program_key import program_key
-    from deplodock.frontends.export import program_fingerprint
+    from deplodock.frontends.capture import program_fingerprint
 
     return program_key(["exported", program_fingerprint(program)], arch)
 
@@ -378,14 +409,21 @@ def compile_exported(
     return compiled
 
 
-@collect_rarely()
 def compile_layers_once(
     program, arch: str, cache=None, imported=None, restack=None, stages: Stages | None = None
 ):
     """``compile_program`` of an ExportedProgram (or of ``imported``, its import, lowered
     to any level; ``restack`` where that is a stack's template): a stitched decoder stack
     lowered as its four-layer template and restacked (``frontends.layers.template_of``),
-    else, or where its layers do not lower alike, the whole program."""
+    else, or where its layers do not lower alike, the whole program; collecting garbage
+    rarely (``boundary.collect_rarely``)."""
+    from deplodock.boundary import collect_rarely
+
+    with collect_rarely():
+        return _compile_layers_once(program, arch, cache, imported, restack, stages)
+
+
+def _compile_layers_once(program, arch, cache, imported, restack, stages):
     from deplodock.frontends.layers import template_of
     from deplodock.pipeline import compile_program
     from deplodock.restack import NotRestackable

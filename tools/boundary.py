@@ -31,16 +31,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xdsl.ir import Operation
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-
 from deplodock.errors import UserInputError
 
 if TYPE_CHECKING:  # the parser and the builtin dialect load only where used: the CLI's
     # answer from the output cache imports none of them (well under a second)
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Operation
     from xdsl.passes import ModulePass
+    from xdsl.utils.exceptions import ParseError
 
 EXIT_USER_ERROR = 1
 EXIT_NO_GPU = 2
@@ -81,6 +80,7 @@ def culprit(error: BaseException) -> Operation | None:
     """The op the innermost frame of ``error``'s traceback was working on (a local that is
     an op other than the module), or None."""
     from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Operation
 
     found = None
     tb = error.__traceback__
@@ -102,6 +102,8 @@ def apply_pass(
     """Apply ``pass_``, then ``verify`` its result ("all": ``module.verify()``; None:
     not); a failure that is not the user's is a ``PassError`` naming the pass and the
     op."""
+    from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
     if verify == "all":
         verify = type(module).verify
     try:
@@ -152,6 +154,8 @@ def _tracking_parser(ctx: Context, text: str, filename: str):
 def parse_text(ctx: Context, text: str, filename: str) -> ModuleOp:
     """Parse IR text; any failure is a ``ParseError`` at the last token the parser read
     (an attribute whose type cannot hold its value, ``0xff800000 : f16``, raises others)."""
+    from xdsl.utils.exceptions import ParseError
+
     parser = _tracking_parser(ctx, text, filename)
     try:
         return parser.parse_module()
@@ -173,6 +177,8 @@ def verify_input(module: ModuleOp) -> None:
 def parse_ir(ctx: Context, text: str, filename: str) -> ModuleOp:
     """Parse and verify IR text; every problem is a ``UserInputError`` with its place
     (``file:line:col`` for the parser's, the op and the rule for the verifier's)."""
+    from xdsl.utils.exceptions import ParseError, VerifyException
+
     try:
         module = parse_text(ctx, text, filename)
     except ParseError as error:

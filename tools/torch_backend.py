@@ -76,11 +76,11 @@ def _dynamic(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> str | N
 
 
 def _graph_key(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], arch: str) -> str | None:
-    """The program cache key of dynamo's graph itself (``frontends.export.graph_fingerprint``),
+    """The program cache key of dynamo's graph itself (``frontends.capture.graph_fingerprint``),
     so that a graph compiled before is found without exporting it again; None when the
     graph reads its module's attributes."""
     from deplodock.backends.cuda.program_key import program_key
-    from deplodock.frontends.export import graph_fingerprint
+    from deplodock.frontends.capture import graph_fingerprint
 
     fingerprint = graph_fingerprint(gm, example_inputs)
     return program_key(["dynamo", fingerprint], arch) if fingerprint is not None else None

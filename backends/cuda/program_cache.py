@@ -32,7 +32,7 @@ and ``identity``: JSON that the frontend says determines the program.
   the transformers version, ``--seq``, ``--part`` and the capture device (lifted constants
   captured on the meta device hold no data). All known before transformers is imported,
   so a hit skips the import, the build on the meta device, torch.export and the lowering.
-- ``deplodock.compile``: ``frontends.export.program_fingerprint`` of the ExportedProgram
+- ``deplodock.compile``: ``frontends.capture.program_fingerprint`` of the ExportedProgram
   (every node's op, name, target, arguments, shape and dtype, and the graph signature).
   The export itself still runs: a Python callable's graph depends on its code, closures
   and globals, which no key short of tracing sees. The lowering and NVRTC are skipped.

@@ -42,15 +42,12 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import torch
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
 
 from deplodock.backends.cuda.cache import KernelCache
 from deplodock.backends.cuda.driver import LoadedKernels, NoGpuError, current_arch, gpu_available
-from deplodock.backends.cuda.emit import emit_cuda, emit_kernel_sources
 from deplodock.backends.cuda.nvrtc import CompiledKernels, KernelResources, compile_kernels
 from deplodock.backends.cuda.tensor_maps import (
     TensorMapCache,
@@ -58,13 +55,21 @@ from deplodock.backends.cuda.tensor_maps import (
     kernel_tensor_maps,
     tensor_map_arguments,
 )
-from deplodock.dialects import kernel
-from deplodock.dialects.signature import GraphInput, graph_inputs, torch_dtype
-from deplodock.dialects.torch import printed_names
 from deplodock.target import target_for
+
+if TYPE_CHECKING:  # the IR side (xDSL, the dialects, the emitter) loads only to compile: a
+    # program restored from the program cache runs without it
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import SSAValue
+
+    from deplodock.dialects import kernel
+    from deplodock.dialects.signature import GraphInput
 
 
 def forward_func(module: ModuleOp, entry: str = "forward") -> func.FuncOp:
+    from xdsl.dialects import func
+
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == entry:
             return op
@@ -110,6 +115,9 @@ class CompiledProgram:
         ``jobs`` threads. ``compiled``: the kernels when the caller already compiled them.
         ``source`` is the whole program's CUDA, as one file (for reading). On a GPU newer
         than ``arch`` the binary is the GPU's (``binary_arch``)."""
+        from deplodock.backends.cuda.emit import emit_kernel_sources
+        from deplodock.dialects import kernel
+
         self._module_op: ModuleOp | None = module
         self._func: func.FuncOp | None = forward_func(module)
         self._kernels: list[kernel.KernelOp] | None = [
@@ -178,6 +186,8 @@ class CompiledProgram:
     def inputs(self) -> list[GraphInput]:
         """Each argument of @forward: name, kind (input, param, buffer, constant), the
         module's target, shape and dtype (``frontends.export.graph_inputs``)."""
+        from deplodock.dialects.signature import graph_inputs
+
         return graph_inputs(self.func, self.plan.arg_names)  # the plan has named them
 
     @functools.cached_property
@@ -190,6 +200,8 @@ class CompiledProgram:
                 f"// unit {unit.symbol}: kernels {', '.join(unit.kernels)}\n" + unit.compiled.source
                 for unit in self.compiled.units
             )
+        from deplodock.backends.cuda.emit import emit_cuda
+
         return emit_cuda(self._module_op)
 
     @property
@@ -442,6 +454,13 @@ def plan_program(fn: func.FuncOp) -> ExecutionPlan:
     """The execution plan of ``fn`` (a ``@forward`` whose body is ops on tensors and a
     ``func.return``: kernels at the kernel level; any level plans, only the kernel level
     runs). Pure Python: no GPU, no torch allocation."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import TensorType
+
+    from deplodock.dialects import kernel
+    from deplodock.dialects.signature import torch_dtype
+    from deplodock.dialects.torch import printed_names
+
     names = printed_names(fn.body.blocks)
     block = fn.body.block
     ids: dict[SSAValue, int] = {}

@@ -20,7 +20,7 @@ import re
 import torch
 
 from deplodock.api import capture
-from deplodock.frontends.export import _spelled, _spelled_value, program_fingerprint
+from deplodock.frontends.capture import _spelled, _spelled_value, program_fingerprint
 from deplodock.frontends.models import CausalLMLogits, build_model
 
 LAYER = re.compile(r"layers\.(\d+)")

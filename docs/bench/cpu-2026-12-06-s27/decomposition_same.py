@@ -3,7 +3,7 @@ import sys, time, warnings, torch
 warnings.filterwarnings("ignore")
 import logging; logging.disable(logging.WARNING)
 from deplodock.bench import opinfo
-import deplodock.frontends.export as ex
+import deplodock.frontends.capture as ex
 keep = ex.lowered_targets()
 nsamp = int(sys.argv[1]) if len(sys.argv) > 1 else 1
 same = diff = skipped = decomposed = 0
@@ -35,7 +35,7 @@ for op in opinfo.entries():
         decomposed += 1
         try:
             table = torch.export.default_decompositions()
-            for o in [o for o in table if ex._target_name(o) in keep]:
+            for o in [o for o in table if ex.target_name(o) in keep]:
                 del table[o]
             with torch.no_grad():
                 b = ep.run_decompositions(table).graph_module.code; theirs_err = None
