@@ -11,9 +11,9 @@ cd /tmp
 IMPORTS="import torch, transformers, torch._dynamo, torch.export, torch._inductor, xdsl.dialects.builtin; import deplodock.cli, deplodock.frontends.models, deplodock.torch_backend, deplodock.pipeline; from transformers import LlamaForCausalLM, Qwen2ForCausalLM"
 /usr/bin/time -f "bytecode warm-up %e s" python3 -c "$IMPORTS"
 cd $R
-timeout -s KILL 240 python3 -m pytest -q -p no:cacheprovider -rA -W ignore test/test_program_cache.py test/test_export_cache.py test/test_layer_capture.py > $OUT/cpu_side_tests.log 2>&1
+timeout -s KILL 240 python3 -m pytest -p no:cacheprovider -rA -W ignore test/test_program_cache.py test/test_export_cache.py test/test_layer_capture.py > $OUT/cpu_side_tests.log 2>&1
 grep -E "^(FAILED|ERROR)|passed|failed" $OUT/cpu_side_tests.log | tail -8
-timeout -s KILL 200 python3 -m pytest -q -m gpu -p no:cacheprovider -rA -W ignore test/test_torch_backend.py test/test_api.py test/test_restack.py > $OUT/gpu_tests.log 2>&1
+timeout -s KILL 200 python3 -m pytest -m gpu -p no:cacheprovider -rA -W ignore test/test_torch_backend.py test/test_api.py test/test_restack.py > $OUT/gpu_tests.log 2>&1
 grep -E "^(FAILED|ERROR)|passed|failed" $OUT/gpu_tests.log | tail -8
 cd /tmp
 DEPLODOCK_STATS=1 timeout 240 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b api backend inductor 2>&1 | grep -v DEBUG

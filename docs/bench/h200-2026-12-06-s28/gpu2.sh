@@ -1,5 +1,4 @@
-# Session 28, call 2 (what call 1 had no time left for: its pytest runs did not exit
-# after their last test and were killed at their timeouts): Qwen2.5-7B through
+# Session 28, call 2 (what call 1, at its 600 s limit, had no time left for): Qwen2.5-7B through
 # `deplodock run` and `deplodock compile --ir cuda`, cold and warm; then warm
 # deplodock.compile of both models three times each (the warm path's spread on the host).
 R=$PWD
