@@ -195,34 +195,49 @@ def test_a_decoder_stack_hits_from_its_two_layer_trace(tiny_decoder, private_cac
     assert not deplodock.compile(deeper, ids).program.from_cache
 
 
-def test_a_warm_compile_of_a_stack_loads_no_xdsl(tiny_decoder, private_cache):
-    """A warm ``deplodock.compile`` is the two-layer trace, a key and a file read: in a
-    fresh process it hits without loading xDSL, the dialects or the passes (the targets
-    the capture keeps come from the output cache, ``api._lowered_targets``), which were a
-    third of its time; and the program it reads runs the same plan."""
+def test_a_warm_compile_loads_no_xdsl(tiny_decoder, private_cache):
+    """A warm ``deplodock.compile`` is a trace (of two layers, for a decoder stack), a key
+    and a file read: in a fresh process it hits without loading xDSL, the dialects or the
+    passes (the targets the capture keeps come from the output cache,
+    ``api._lowered_targets``), which were a third of its time; and the programs it reads
+    run the same plans. A decoder stack and a plain function."""
     transformers = pytest.importorskip("transformers")
     config = tiny_decoder("llama", 3, use_cache=False)
     lm = transformers.LlamaForCausalLM(config).eval()
-    cold = deplodock.compile(lm, torch.zeros(1, 8, dtype=torch.long))
+    ids = torch.zeros(1, 8, dtype=torch.long)
+    a, b = torch.ones(16, 8), torch.ones(8, 4)
+    cold = [deplodock.compile(lm, ids), deplodock.compile(_relu_matmul, a, b)]
     script = textwrap.dedent(
         f"""\
         import json, sys, torch, transformers, deplodock
+        def _relu_matmul(a, b):  # the test module's (importing it would load the passes)
+            return torch.relu(a @ b)
         config = transformers.LlamaConfig.from_dict(json.loads({config.to_json_string()!r}))
         lm = transformers.LlamaForCausalLM(config).eval()
-        warm = deplodock.compile(lm, torch.zeros(1, 8, dtype=torch.long))
+        ids = torch.zeros(1, 8, dtype=torch.long)
+        a, b = torch.ones(16, 8), torch.ones(8, 4)
+        warm = [deplodock.compile(lm, ids), deplodock.compile(_relu_matmul, a, b)]
         loaded = sorted(m for m in sys.modules if m.split(".")[0] == "xdsl"
                         or m.startswith(("deplodock.passes", "deplodock.dialects.")))
-        print(json.dumps([warm.program.from_cache, loaded, repr(warm.program.plan)]))
+        print(json.dumps([[w.program.from_cache for w in warm], loaded,
+                          [repr(w.program.plan) for w in warm]]))
         """
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    from_cache, loaded, plan = json.loads(done.stdout.strip().splitlines()[-1])
-    assert from_cache
+    from_cache, loaded, plans = json.loads(done.stdout.strip().splitlines()[-1])
+    assert from_cache == [True, True]
     assert loaded == ["deplodock.dialects.signature"]  # GraphInput, without xDSL
-    assert plan == repr(cold.program.plan)
+    assert plans == [repr(c.program.plan) for c in cold]
+
+
+def _relu_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.relu(a @ b)
 
 
 def test_a_different_shape_arch_or_compiler_is_a_miss(block, private_cache, monkeypatch):

@@ -131,9 +131,12 @@ def capture(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.Module, A
     return module, program
 
 
-def capture_numbers(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.Module, Any, bool]:
+def capture_numbers(
+    module_or_fn: Any, *example_inputs: Any, keep=None
+) -> tuple[torch.nn.Module, Any, bool]:
     """(the module, its ``torch.export.ExportedProgram``, whether its Python numbers were
-    captured as constants) of ``module_or_fn(*inputs)``.
+    captured as constants) of ``module_or_fn(*inputs)``, decomposed but for ``keep``
+    (default: the ops the compiler lowers itself; ``capture.export_module``).
 
     Python numbers among the inputs (a model scaling by a float it is called with) are
     program inputs like the tensors: each is captured as a 0-d tensor (``float``: the
@@ -147,11 +150,11 @@ def capture_numbers(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.M
     if not numbers:
         # a known decoder stack is traced with two layers and stitched (frontends.layers)
         inputs = tuple(example_inputs)
-        stack = _stack(module, inputs, name)
+        stack = _stack(module, inputs, name, keep)
         program = stack.stitched() if stack is not None else None
-        return module, program or export_module(module, inputs, name), False
+        return module, program or export_module(module, inputs, name, keep), False
     try:
-        program = export_module(module, numbers_as_tensors(example_inputs), name)
+        program = export_module(module, numbers_as_tensors(example_inputs), name, keep)
     except UserInputError:
         program = None
     if program is not None and not any(
@@ -160,7 +163,7 @@ def capture_numbers(module_or_fn: Any, *example_inputs: Any) -> tuple[torch.nn.M
         return module, program, False
     # The code turned the tensor back into a number (.item(), an op taking only a
     # number): capture the numbers as the constants they are.
-    return module, export_module(module, tuple(example_inputs), name), True
+    return module, export_module(module, tuple(example_inputs), name, keep), True
 
 
 def _user_module(module_or_fn: Any, example_inputs: tuple) -> tuple[torch.nn.Module, str, bool]:
@@ -290,7 +293,8 @@ def _compile(module_or_fn, example_inputs, arch, graph, poison, cache) -> Compil
                     )
                 return Compiled(module, program, compiled, **options)
     with stages.step("capture (torch.export)"):
-        module, program, specialized = capture_numbers(module_or_fn, *example_inputs)
+        keep = _lowered_targets(arch) if cache else None
+        module, program, specialized = capture_numbers(module_or_fn, *example_inputs, keep=keep)
     compiled = compile_exported(program, arch=arch, cache=cache, stages=stages)
     stages.print()
     result = Compiled(module, program, compiled, **options)

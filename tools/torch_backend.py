@@ -182,7 +182,6 @@ def _compiled_or_fallback(
     )
     from deplodock.backends.cuda.program_cache import ProgramEntry, default_program_cache
     from deplodock.errors import UserInputError
-    from deplodock.pipeline import lower
     from deplodock.stages import stats_from_env
 
     why = _dynamic(gm, example_inputs)
@@ -215,6 +214,8 @@ def _compiled_or_fallback(
         cached = cached_exported(program, arch)
         imported = template = None
         if cached is None:
+            from deplodock.pipeline import lower  # (xDSL and the passes: a hit needs neither)
+
             with stages.step("cut to four layers, export"):
                 template = _template(gm, example_inputs, capture, program)
             with stages.step("import, lower to loop"):
