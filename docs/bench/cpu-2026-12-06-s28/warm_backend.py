@@ -36,4 +36,5 @@ with torch.no_grad():
     torch.compile(model, backend=backend)(ids)
 first = time.perf_counter() - started
 xdsl = sum(m.split(".")[0] == "xdsl" for m in set(sys.modules) - before)
-print(f"first call {first:.2f} s, own {stamp['own']:.2f} s, hit {stamp['hit']}, xdsl modules {xdsl}")
+own, hit = stamp["own"], stamp["hit"]
+print(f"first call {first:.2f} s, own {own:.2f} s, hit {hit}, xdsl modules {xdsl}")
