@@ -27,3 +27,5 @@ for model in ("tinyllama-1.1b", "qwen2.5-7b"):
             print(model, attempt, line[0][7:] if line else done.stderr[-300:], flush=True)
 PY
 timeout 200 python3 /tmp/warm3.py $R/docs/bench/h200-2026-12-03-s16/first_call.py
+# the backend's warm first call of TinyLlama (its own part now loads no xDSL)
+DEPLODOCK_STATS=1 timeout 150 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b backend 2>&1 | grep -v DEBUG
