@@ -84,7 +84,9 @@ def program_key(identity: Any, arch: str, options: Sequence[str] = ()) -> str:
 
 class OutputCache(DiskCache):
     """What a command printed, by what it was computed from: ``deplodock compile``'s IR
-    or CUDA (the key: ``program_key`` of the input's identity, the level, the options).
+    or CUDA (the key: ``program_key`` of the input's identity, the level, the options);
+    also the list of ops the capture keeps whole (``api._lowered_targets``), which a warm
+    ``deplodock.compile`` reads instead of importing the decompositions.
     The file: magic, sha256 of key + text, the UTF-8 text; anything else is a miss."""
 
     FOLDER, SUFFIX, LABEL = "outputs", ".txt", "deplodock output cache"
