@@ -270,12 +270,13 @@ def _compile(module_or_fn, example_inputs, arch, graph, poison, cache) -> Compil
     options = {"graph": graph, "poison": poison}
     title = getattr(module_or_fn, "__name__", type(module_or_fn).__name__)
     stages = stats_from_env(f"deplodock.compile({title})")
+    keep = _lowered_targets(arch) if cache else None  # what the captures below keep whole
     if cache:
         module, name, numbers = _user_module(module_or_fn, example_inputs)
         stack = None
         if not numbers:
             with stages.step("two-layer trace"):
-                stack = _stack(module, tuple(example_inputs), name, _lowered_targets(arch))
+                stack = _stack(module, tuple(example_inputs), name, keep)
         if stack is not None:
             found = _compile_stack(stack, arch, stages)
             if found is not None:
@@ -293,7 +294,6 @@ def _compile(module_or_fn, example_inputs, arch, graph, poison, cache) -> Compil
                     )
                 return Compiled(module, program, compiled, **options)
     with stages.step("capture (torch.export)"):
-        keep = _lowered_targets(arch) if cache else None
         module, program, specialized = capture_numbers(module_or_fn, *example_inputs, keep=keep)
     compiled = compile_exported(program, arch=arch, cache=cache, stages=stages)
     stages.print()
