@@ -439,25 +439,33 @@ def printed_names(blocks: Iterable[Block]) -> dict[SSAValue, str]:
     each op's results, nested ones included), as it prints one function.
 
     Mirrors `Printer.print_ssa_value`: a name hint, suffixed `_1`, `_2`, … on reuse, in
-    print order; values without a hint are numbered.
+    print order; values without a hint are numbered (`PrintedNames`).
     """
-    used: dict[str, int] = {}
-    numbered = 0
-    names: dict[SSAValue, str] = {}
     values: list[SSAValue] = []
     for block in blocks:
         values.extend(block.args)
         for op in block.walk():
             values.extend(op.results)
-    for v in values:
-        if v.name_hint:
-            k = used.get(v.name_hint, 0)
-            names[v] = v.name_hint + (f"_{k}" if k else "")
-            used[v.name_hint] = k + 1
-        else:
-            names[v] = str(numbered)
-            numbered += 1
-    return names
+    namer = PrintedNames()
+    return {v: namer.name(v.name_hint) for v in values}
+
+
+class PrintedNames:
+    """The printer's naming, one value at a time in print order: ``name(hint)`` is the
+    name the next value with that hint gets. ``printed_names`` names IR with it; a stack
+    whose copies are not made yet (``deplodock.restack``) names them from their hints."""
+
+    def __init__(self) -> None:
+        self.used: dict[str, int] = {}
+        self.numbered = 0
+
+    def name(self, hint: str | None) -> str:
+        if not hint:
+            self.numbered += 1
+            return str(self.numbered - 1)
+        k = self.used.get(hint, 0)
+        self.used[hint] = k + 1
+        return hint + (f"_{k}" if k else "")
 
 
 def stamp_origins(root: Operation) -> None:

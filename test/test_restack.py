@@ -134,8 +134,8 @@ def test_the_cli_compiles_a_stack_once(llama6, tmp_path, monkeypatch) -> None:
 
     llama6.config.save_pretrained(tmp_path / "model")
     calls = []
-    real = restack_module.restack
-    monkeypatch.setattr(restack_module, "restack", lambda *a: calls.append(a[2]) or real(*a))
+    real = restack_module.stacked
+    monkeypatch.setattr(restack_module, "stacked", lambda *a: calls.append(a[2]) or real(*a))
     out = tmp_path / "once.cu"
     args = [str(tmp_path / "model"), "--seq", "8", "--ir", "cuda", "--no-cache", "-q"]
     assert cli.main(["compile", *args, "-o", str(out)]) == 0
@@ -145,17 +145,42 @@ def test_the_cli_compiles_a_stack_once(llama6, tmp_path, monkeypatch) -> None:
 
 def test_compile_layers_once_restacks(tiny_decoder, monkeypatch) -> None:
     """``deplodock.compile``'s and ``run``'s compile: the template lowered, restacked,
-    compiled with NVRTC to the same kernels as the whole program."""
+    compiled with NVRTC to the same kernels as the whole program: the same plan,
+    arguments, compile units (each copy running its template's) and resources, with the
+    interior copies made only when the IR is asked for."""
     from deplodock import restack as restack_module
     from deplodock.api import compile_layers_once
     from deplodock.pipeline import compile_program
 
-    captured = capture_model(tiny_decoder("llama", 5), seq=8, device="meta")
+    captured = capture_model(tiny_decoder("llama", 7), seq=8, device="meta")
     calls = []
-    real = restack_module.restack
-    monkeypatch.setattr(restack_module, "restack", lambda *a: calls.append(a[2]) or real(*a))
-    once = compile_layers_once(captured.program, "sm_90")
-    assert calls == [5]
-    whole = compile_program(import_program(captured.program).module, "sm_90")
+    real = restack_module.stacked
+    monkeypatch.setattr(restack_module, "stacked", lambda *a: calls.append(a[2]) or real(*a))
+    once = compile_layers_once(captured.program, "sm_90", cache=False)
+    assert calls == [7]
+    assert once._stacked is not None  # planned and compiled without the copies
+    whole = compile_program(import_program(captured.program).module, "sm_90", cache=False)
     assert once.kernel_names == whole.kernel_names
-    assert once.source == whole.source
+    assert once.plan == whole.plan
+    assert once.inputs == whole.inputs
+    assert [(u.symbol, u.kernels, u.compiled.cubin) for u in once.compiled.units] == [
+        (u.symbol, u.kernels, u.compiled.cubin) for u in whole.compiled.units
+    ]
+    assert once.resources == whole.resources
+    assert once._stacked is not None
+    assert once.source == whole.source  # the copies made now
+    assert once._stacked is None and _text(once.module) == _text(whole.module)
+
+
+def test_the_deferred_copies_list_as_made(llama6) -> None:
+    """A stack's listing before its copies are made (names, wiring, launches) is the
+    listing of the module once they are, and making them gives ``restack``'s module."""
+    from deplodock.backends.cuda.runtime import forward_func, listing
+
+    module = llama6.template.clone()
+    stacked = llama6.restacker.stacked(module)
+    assert stacked.unmade() and len(stacked.pending) == len(stacked.unmade())
+    before = stacked.listing()
+    stacked.complete()
+    assert before == listing(forward_func(module))
+    assert _text(module) == _text(llama6.restacked)

@@ -27,6 +27,7 @@ import difflib
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -40,6 +41,9 @@ from deplodock.levels import LEVELS  # re-exported: the levels, top to bottom
 from deplodock.lower_memo import INFORMATIONAL, lower_each_kernel_once, memo_enabled
 from deplodock.passes import PIPELINE, decides_from_hardware, get_pass, pass_tag
 from deplodock.passes.loop.fuse import structure
+
+if TYPE_CHECKING:
+    from deplodock.restack import Restack, Stacked
 
 # The passes that produce each level from the one before it, in order (the one table:
 # ``deplodock.passes.PIPELINE``).
@@ -449,7 +453,7 @@ def compile_fitting(
     compile_module: Callable | None = None,
     memo: bool | None = None,
     arch: str | None = None,
-    restack: Callable[[ModuleOp], None] | None = None,
+    restack: Restack | None = None,
 ):
     """Lower ``module`` to the kernel level and compile it with ``compile_module`` (the
     kernel-level module → an object with ``.resources[name].spills``, e.g. a
@@ -464,7 +468,12 @@ def compile_fitting(
     the compiled object, the names of the kernels that were split). ``memo`` and
     ``arch``: as in ``lower``. ``restack``: ``module`` is a decoder stack's template,
     made the whole stack once lowered (``deplodock.restack``; a kernel that spills is
-    split in the template, where each of its copies has its class's twin)."""
+    split in the template, where each of its copies has its class's twin). With
+    ``compile_module``, which then takes the ``restack.Stacked`` too, the interior
+    layer's copies are made only when the compiled object asks (a ``CompiledProgram``
+    plans, emits and compiles without them, and makes them for its ``module``): the
+    returned module is then the template with the whole stack's arguments and last layer,
+    and the whole program is the compiled object's ``module``."""
     from deplodock.backends.cuda.emit import emit_cuda
 
     ctx = make_context()
@@ -474,20 +483,26 @@ def compile_fitting(
     make_pass(first, arch).apply(ctx, module)
     split: list[str] = []
 
-    def compile_lowered(lowered: ModuleOp):
-        return compile_module(lowered) if compile_module else compile_source(emit_cuda(lowered))
+    def compile_lowered(lowered: ModuleOp, stacked: Stacked | None):
+        if compile_module is None:
+            return compile_source(emit_cuda(lowered))
+        return compile_module(lowered) if stacked is None else compile_module(lowered, stacked)
 
     for _ in range(rounds + 1):
         lowered = module.clone()
         verifier = Verifier()
         apply_passes(lowered, rest, ctx, memo=memo, arch=arch, verifier=verifier)
         verifier.whole(lowered)
+        stacked = None
         if restack is not None:
-            restack(lowered)
-        compiled = compile_lowered(lowered)
+            stacked = restack.stacked(lowered)
+            if compile_module is None:
+                stacked.complete()
+                stacked = None
+        compiled = compile_lowered(lowered, stacked)
         spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
         if uncap(lowered, spilling):
-            compiled = compile_lowered(lowered)
+            compiled = compile_lowered(lowered, stacked)
             spilling = [n for n, r in compiled.resources.items() if r.spills and n not in split]
         if not spilling:
             break
@@ -534,8 +549,8 @@ def compile_program(module: ModuleOp, arch: str = "sm_90", *, cache=None, restac
     environment's; False: none). ``restack``: as in ``compile_fitting``."""
     from deplodock.backends.cuda.runtime import CompiledProgram
 
-    def compile_module(lowered: ModuleOp) -> CompiledProgram:
-        return CompiledProgram(lowered, arch=arch, cache=cache)
+    def compile_module(lowered: ModuleOp, stacked: Stacked | None = None) -> CompiledProgram:
+        return CompiledProgram(lowered, arch=arch, cache=cache, stacked=stacked)
 
     _, program, _ = compile_fitting(
         module, compile_module=compile_module, arch=arch, restack=restack

@@ -31,6 +31,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -44,6 +45,9 @@ from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, ParametrizedA
 
 from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.clone import clone_op
+
+if TYPE_CHECKING:
+    from deplodock.backends.cuda.runtime import Listing
 
 KERNELS = (loop.KernelOp, tile.KernelOp, kernel.KernelOp)
 TEMPLATE_LAYERS = 4
@@ -270,6 +274,11 @@ def _made_name(symbol: str) -> str | None:
     return None
 
 
+Ref = SSAValue | tuple[int, int]
+"""An operand in a stack whose copies are not made yet: a value of the IR, or (copy,
+result index) of the ``index``-th copy ``Stacked`` will make."""
+
+
 def _copy(
     ops: list[Operation],
     mover: _Mover,
@@ -289,8 +298,13 @@ def _copy(
 
 
 def _moved_value(
-    value: SSAValue, mover: _Mover, by_symbol: dict[str, Operation], args: dict[str, SSAValue]
-) -> SSAValue:
+    value: SSAValue,
+    mover: _Mover,
+    by_symbol: Mapping[str, Operation | int],
+    args: dict[str, SSAValue],
+) -> Ref:
+    """The value that ``value`` is ``mover.times`` layers on, found by its moved name: an
+    argument, a kernel's result, or (an int in ``by_symbol``) a copy's that is not made."""
     if isinstance(value, BlockArgument):
         name = mover.text(value.name_hint) or ""
         if name not in args:
@@ -300,7 +314,8 @@ def _moved_value(
     name = mover.text(_symbol(value.op)) or ""
     if name not in by_symbol:
         raise NotRestackable(f"no kernel @{name} for the moved layer")
-    return by_symbol[name].results[value.index]
+    found = by_symbol[name]
+    return (found, value.index) if isinstance(found, int) else found.results[value.index]
 
 
 def _check_alike(copy: list[Operation], real: list[Operation]) -> None:
@@ -329,6 +344,15 @@ def restack(module: ModuleOp, naming: LayerNaming, layers: int) -> None:
     before changing anything where layer 1's kernels moved one layer on are not layer
     2's; should a later copy read an argument or a kernel its layer lacks (which the
     check rules out), it raises mid-way and the caller lowers the whole program."""
+    stacked(module, naming, layers).complete()
+
+
+def stacked(module: ModuleOp, naming: LayerNaming, layers: int) -> Stacked:
+    """``restack`` but for the copies of the interior layer, which the result makes when
+    ``complete`` is called (its ``listing`` and ``copies`` tell what they will be, for a
+    compile that needs no more: ``backends.cuda.runtime.CompiledProgram``). Until then
+    ``module`` holds every argument of the whole stack and its last layer and epilogue
+    renamed, which still read layer 2."""
     if naming.layers != TEMPLATE_LAYERS or layers < TEMPLATE_LAYERS:
         raise NotRestackable(f"{naming.layers} template layers for {layers}")
     stack = _Stack(module, naming)
@@ -345,9 +369,11 @@ def restack(module: ModuleOp, naming: LayerNaming, layers: int) -> None:
     finally:
         for op in trial:
             op.erase(safe_erase=False)
+    anchor = stack.ops[stack.blocks[2][1]]
+    copies = {_symbol(b): (_symbol(a), 1) for a, b in zip(one, two, strict=True)}
     extra = layers - TEMPLATE_LAYERS
     if extra == 0:
-        return
+        return Stacked(module, naming, anchor, copies)
     # the arguments of layers 3 .. layers - 2 after layer 2's; layer 3's renamed
     block = function.body.block
     arg_attrs = list(function.arg_attrs.data) if function.arg_attrs else None
@@ -379,31 +405,157 @@ def restack(module: ModuleOp, naming: LayerNaming, layers: int) -> None:
     function.function_type = FunctionType.from_lists(
         [a.type for a in block.args], list(function.function_type.outputs.data)
     )
-    # the copies of layer 1 for layers 3 .. layers - 2, after layer 2
-    by_symbol = dict(stack.by_symbol)
-    anchor = stack.ops[stack.blocks[2][1]]
-    copies = {_symbol(b): (_symbol(a), 1) for a, b in zip(one, two, strict=True)}
+    # the copies of layer 1 for layers 3 .. layers - 2, after layer 2, by the values they
+    # will read (a copy's number stands for it in ``by_symbol``)
+    result = Stacked(module, naming, anchor, copies)
+    by_symbol: dict[str, Operation | int] = dict(stack.by_symbol)
     for layer in range(3, layers - 1):
-        moved = _copy(one, _Mover(naming, layer - 1), by_symbol, args)
-        for template, copy in zip(one, moved, strict=True):
-            block.insert_op_before(copy, anchor)
-            copies[_symbol(copy)] = (_symbol(template), layer - 1)
-    # what ran after layer 2 (the last layer, the epilogue) renamed as the last layer's;
-    # what it read before layer 2 ended (layer 2, parameters) read where it moved to
+        mover = _Mover(naming, layer - 1)
+        for template in one:
+            operands = [_moved_value(v, mover, by_symbol, args) for v in template.operands]
+            by_symbol[mover.text(_symbol(template)) or ""] = len(result.pending)
+            result.pending.append((template, mover, operands))
+            copies[mover.text(_symbol(template)) or ""] = (_symbol(template), layer - 1)
+    # what runs after layer 2 (the last layer, the epilogue) renamed as the last layer's
+    # now; what it read before layer 2 ended (layer 2, parameters) it reads once the
+    # copies are made, where that moved to
     suffix = stack.ops[stack.blocks[2][1] :]
     stays = set(suffix)
     for op in suffix:
-        op.operands = [
-            v if _stays(v, stays, stack) else _moved_value(v, last, by_symbol, args)
-            for v in op.operands
-        ]
+        result.rewired.append(
+            (
+                op,
+                [
+                    v if _stays(v, stays, stack) else _moved_value(v, last, by_symbol, args)
+                    for v in op.operands
+                ],
+            )
+        )
         if not isinstance(op, func.ReturnOp):
             last.in_place(op)
             by_symbol[_symbol(op)] = op
-    if all(isinstance(op, kernel.KernelOp) for op in one):
-        from deplodock.backends.cuda.emit import RenamedCopies, emit_copies_renamed
+    return result
 
-        emit_copies_renamed(module, RenamedCopies(copies, naming.relabel))
+
+@dataclass
+class Stacked:
+    """A restacked module whose interior copies are still to be made (``stacked``):
+    ``pending`` holds each copy as (its template in layer 1, the mover that names it,
+    its operands), ``rewired`` each op after layer 2 with the operands it will read,
+    ``copies`` every copy's template and how many layers on it is (layer 2's kernels
+    included, which are real), for the emitter."""
+
+    module: ModuleOp
+    naming: LayerNaming
+    anchor: Operation
+    copies: dict[str, tuple[str, int]]
+    pending: list[tuple[Operation, _Mover, list[Ref]]] = field(default_factory=list)
+    rewired: list[tuple[Operation, list[Ref]]] = field(default_factory=list)
+    done: bool = False
+
+    def rename(self, text: str, times: int) -> str:
+        return self.naming.relabel(text, times)
+
+    def unmade(self) -> list[str]:
+        """The copies not made yet, by name."""
+        return [] if self.done else [m.text(_symbol(t)) or "" for t, m, _ in self.pending]
+
+    def complete(self) -> None:
+        """Make the copies and let the last layer read them: ``module`` is then what
+        ``restack`` makes (idempotent)."""
+        if self.done:
+            return
+        self.done = True
+        made: list[Operation] = []
+
+        def value(ref: Ref) -> SSAValue:
+            return made[ref[0]].results[ref[1]] if isinstance(ref, tuple) else ref
+
+        block = self.anchor.parent_block()
+        assert block is not None
+        for template, mover, operands in self.pending:
+            mapper = {v: value(r) for v, r in zip(template.operands, operands, strict=True)}
+            copy = clone_op(template, mapper, mover.text, mover.text, mover.parts)
+            block.insert_op_before(copy, self.anchor)
+            made.append(copy)
+        for op, operands in self.rewired:
+            op.operands = [value(r) for r in operands]
+        if all(isinstance(op, kernel.KernelOp) for op, _, _ in self.pending) and self.pending:
+            from deplodock.backends.cuda.emit import RenamedCopies, emit_copies_renamed
+
+            emit_copies_renamed(self.module, RenamedCopies(self.copies, self.naming.relabel))
+
+    def listing(self) -> Listing:
+        """The whole stack's ``@forward`` as its plan reads it (``runtime.Listing``), the
+        copies listed from their templates: the same as ``listing`` of the completed
+        module, which ``test_restack`` checks."""
+        from deplodock.backends.cuda.runtime import Listed, Listing, launch_of
+        from deplodock.dialects.torch import PrintedNames
+
+        if self.done:
+            from deplodock.backends.cuda.runtime import listing
+
+            return listing(_function(self.module))
+        function = _function(self.module)
+        namer = PrintedNames()
+        ids: dict[SSAValue, int] = {}
+        args = []
+        for a in function.args:
+            ids[a] = len(ids)
+            args.append((namer.name(a.name_hint), a.type))
+        made: list[tuple[int, ...]] = []  # each copy's result ids
+
+        def id_of(ref: Ref) -> int:
+            return made[ref[0]][ref[1]] if isinstance(ref, tuple) else ids[ref]
+
+        rewired = {op: operands for op, operands in self.rewired}
+        templates: dict[Operation, tuple] = {}  # template -> (hints, launch)
+        ops: list[Listed] = []
+        count = len(ids)
+
+        def listed(name, operands, results, hints, launch) -> Listed:
+            nonlocal count
+            names = [namer.name(h) for h in hints]  # results first, then nested values
+            out = tuple((n, r.type) for n, r in zip(names, results, strict=False))
+            count += len(results)
+            return Listed(name, tuple(id_of(r) for r in operands), out, launch)
+
+        def launch(op: Operation):
+            return launch_of(op) if isinstance(op, kernel.KernelOp) else None
+
+        for op in function.body.block.ops:
+            if op is self.anchor:
+                for template, mover, operands in self.pending:
+                    if template not in templates:
+                        hints = [r.name_hint for o in template.walk() for r in o.results]
+                        templates[template] = (hints, launch(template))
+                    hints, known = templates[template]
+                    first = count
+                    ops.append(
+                        listed(
+                            mover.text(_symbol(template)),
+                            operands,
+                            template.results,
+                            [mover.text(h) for h in hints],
+                            known,
+                        )
+                    )
+                    made.append(tuple(range(first, count)))
+            operands = rewired.get(op, list(op.operands))
+            if isinstance(op, func.ReturnOp):
+                return Listing(tuple(args), tuple(ops), tuple(id_of(r) for r in operands))
+            hints = [r.name_hint for o in op.walk() for r in o.results]
+            name = getattr(op.properties.get("sym_name"), "data", op.name)
+            for r in op.results:
+                ids[r] = count + r.index
+            ops.append(listed(name, operands, op.results, hints, launch(op)))
+        raise NotRestackable("the function does not end in a return")
+
+
+def _function(module: ModuleOp) -> func.FuncOp:
+    (function,) = module.ops
+    assert isinstance(function, func.FuncOp)
+    return function
 
 
 def _stays(value: SSAValue, suffix: set[Operation], stack: _Stack) -> bool:
@@ -436,9 +588,13 @@ class Restack:
     arg_names: tuple[str, ...] = ()
 
     def __call__(self, module: ModuleOp) -> None:
-        restack(module, self.naming, self.layers)
+        self.stacked(module).complete()
+
+    def stacked(self, module: ModuleOp) -> Stacked:
+        """``stacked``: the whole stack but for the interior copies, made on ``complete``."""
+        result = stacked(module, self.naming, self.layers)
         if self.arg_names:
-            (function,) = module.ops
-            got = tuple(a.name_hint for a in function.args)  # type: ignore[attr-defined]
+            got = tuple(a.name_hint for a in _function(module).args)
             if got != self.arg_names:
                 raise NotRestackable("the restacked function's inputs are not the program's")
+        return result

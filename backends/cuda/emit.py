@@ -63,7 +63,7 @@ from __future__ import annotations
 import math
 import re
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -362,6 +362,52 @@ def _renamed_copies(kernels: list[kernel.KernelOp], copies: RenamedCopies) -> di
                 renamed[k] = copies.rename(parts[k], times)
             texts[name] = "".join(renamed)
     return texts
+
+
+def shared_units(
+    sources: Mapping[str, str], copies: RenamedCopies, unmade: Iterable[str]
+) -> dict[str, str] | None:
+    """For each of ``copies``' kernels named in ``unmade`` (copies with no IR, hence no
+    source), the kernel whose NVRTC unit it may run: its template, when the template's
+    first copy (in ``sources`` with it) is its text with identifiers moved one layer on
+    and normalises the same (``nvrtc.normalise_kernel``: so every moved identifier is a
+    name the kernel declares), and this copy's moves keep the identifiers apart as the
+    first copy's do (distinct from each other and from those that stay, none a
+    ``_P<n>``): its normalised source is then the template's. None where a template or
+    a copy fails that (the caller makes the copies and emits them)."""
+    from deplodock.backends.cuda.nvrtc import normalise_kernel
+
+    checked: dict[str, tuple[set[str], set[str]]] = {}  # template -> (moved, kept)
+    for name, (template, times) in copies.of.items():
+        if times != 1 or name not in sources or template not in sources:
+            continue
+        plan = _rename_plan(sources[template], sources[name], copies.rename)
+        if plan is None or normalise_kernel(template, sources[template]) != normalise_kernel(
+            name, sources[name]
+        ):
+            return None
+        parts, moving = plan
+        moved = {parts[k] for k in moving}
+        kept = {parts[k] for k in set(range(1, len(parts), 2)) - set(moving)}
+        if not _apart(moved, kept, copies.rename, 1):
+            return None
+        checked[template] = moved, kept
+    shared = {}
+    for name in unmade:
+        template, times = copies.of[name]
+        if template not in checked or not _apart(*checked[template], copies.rename, times):
+            return None
+        shared[name] = template
+    return shared
+
+
+def _apart(moved: set[str], kept: set[str], rename: Callable[[str, int], str], times: int) -> bool:
+    names = {rename(m, times) for m in moved}
+    return (
+        len(names) == len(moved)
+        and not names & kept
+        and not any(re.fullmatch(r"_P\d+", n) for n in names)
+    )
 
 
 def _rename_plan(

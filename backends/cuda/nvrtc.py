@@ -327,6 +327,8 @@ def compile_kernels(
     *,
     cache: KernelCache | bool | None = None,
     jobs: int | None = None,
+    aliases: Mapping[str, str] | None = None,
+    order: Sequence[str] = (),
 ) -> CompiledKernels:
     """Compile each kernel of ``sources`` (kernel name -> a source holding it, as
     ``emit.emit_kernel_sources`` gives) for ``arch``, one NVRTC unit per distinct
@@ -337,12 +339,18 @@ def compile_kernels(
     the missing units (default: the cores this process may use). A unit that NVRTC rejects
     is compiled again from its kernel's own source, so the NvrtcError names the real
     kernel and parameters, quotes the offending lines and keeps that source on disk.
+
+    ``aliases``: kernels with no source here, each running the unit of the kernel it
+    names (which the caller has shown normalises alike: a decoder stack's copies of a
+    layer, ``emit.shared_units``); ``order``: every kernel's name in program order, which
+    each unit's ``kernels`` then follow (needed with ``aliases``).
     """
     store = default_cache() if cache is None or cache is True else cache or None
     all_options = compile_options(arch, options)
     version = nvrtc_version()
 
     grouped: dict[str, tuple[str, list[str]]] = {}  # key -> (normalised source, kernels)
+    key_of: dict[str, str] = {}  # kernel -> key
 
     def compile_unit(key: str, text: str, symbol: str) -> CacheEntry:
         try:
@@ -365,7 +373,7 @@ def compile_kernels(
     try:
         for name, source in sources.items():
             text = normalise_kernel(name, source)
-            key = unit_key(text, arch, all_options, version)
+            key = key_of[name] = unit_key(text, arch, all_options, version)
             if key in grouped:
                 grouped[key][1].append(name)
                 continue
@@ -383,6 +391,12 @@ def compile_kernels(
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
+    if aliases:
+        for name, like in aliases.items():
+            grouped[key_of[like]][1].append(name)
+        position = {name: k for k, name in enumerate(order)}
+        for _, kernels in grouped.values():
+            kernels.sort(key=position.__getitem__)
     units: list[KernelUnit] = []
     unit_of: dict[str, KernelUnit] = {}
     resources: dict[str, KernelResources] = {}

@@ -40,9 +40,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 
@@ -61,7 +61,6 @@ if TYPE_CHECKING:  # the IR side (xDSL, the dialects, the emitter) loads only to
     # program restored from the program cache runs without it
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
-    from xdsl.ir import SSAValue
 
     from deplodock.dialects import kernel
     from deplodock.dialects.signature import GraphInput
@@ -97,6 +96,22 @@ def binary_arch(arch: str) -> str:
     return device if newer else arch
 
 
+class DeferredCopies(Protocol):
+    """A kernel-level module missing kernels that copy others under moved names, made on
+    ``complete`` (a decoder stack's interior layers: ``deplodock.restack.Stacked``):
+    ``copies`` maps each copy to (its template, how many layers on), ``rename(text,
+    times)`` moves names, ``unmade()`` names the copies not in the module, ``listing()``
+    lists the whole program."""
+
+    done: bool
+    copies: Mapping[str, tuple[str, int]]
+
+    def rename(self, text: str, times: int) -> str: ...
+    def unmade(self) -> list[str]: ...
+    def listing(self) -> Listing: ...
+    def complete(self) -> None: ...
+
+
 class CompiledProgram:
     """A kernel-level program compiled kernel by kernel, callable on CUDA tensors."""
 
@@ -108,25 +123,51 @@ class CompiledProgram:
         *,
         cache: KernelCache | bool | None = None,
         jobs: int | None = None,
+        stacked: DeferredCopies | None = None,
     ):
         """Compiles every kernel as a unit of its own (``nvrtc.compile_kernels``): kernels
         identical up to names compile once, units already in the disk cache are read back
         (``cache``: None for the environment's, False for none), the rest compile on
         ``jobs`` threads. ``compiled``: the kernels when the caller already compiled them.
         ``source`` is the whole program's CUDA, as one file (for reading). On a GPU newer
-        than ``arch`` the binary is the GPU's (``binary_arch``)."""
-        from deplodock.backends.cuda.emit import emit_kernel_sources
-        from deplodock.dialects import kernel
+        than ``arch`` the binary is the GPU's (``binary_arch``).
+
+        ``stacked``: ``module`` is a decoder stack whose interior copies are not made yet
+        (``DeferredCopies``): the plan lists them from their template, each runs its
+        template's unit (``emit.shared_units``; else they are made and emitted), and they
+        are made when the IR is asked for (``module``, ``func``, ``kernels``, ``source``)."""
+        from deplodock.backends.cuda.emit import RenamedCopies, emit_kernel_sources, shared_units
 
         self._module_op: ModuleOp | None = module
         self._func: func.FuncOp | None = forward_func(module)
-        self._kernels: list[kernel.KernelOp] | None = [
-            op for op in self._func.body.walk() if isinstance(op, kernel.KernelOp)
-        ]
-        self.compiled: CompiledKernels = compiled or compile_kernels(
-            emit_kernel_sources(module), arch=binary_arch(arch), cache=cache, jobs=jobs
-        )
+        self._kernels: list[kernel.KernelOp] | None = None
+        self._stacked = stacked if stacked is not None and not stacked.done else None
         self._loaded: LoadedKernels | None = None
+        if compiled is not None:
+            self.compiled: CompiledKernels = compiled
+            return
+        sources = emit_kernel_sources(module)
+        aliases = None
+        if self._stacked is not None:
+            copies = RenamedCopies(self._stacked.copies, self._stacked.rename)
+            aliases = shared_units(sources, copies, self._stacked.unmade())
+            if aliases is None:  # not shown alike: made and emitted
+                self._complete()
+                sources = emit_kernel_sources(module)
+        self.compiled = compile_kernels(
+            sources,
+            arch=binary_arch(arch),
+            cache=cache,
+            jobs=jobs,
+            aliases=aliases,
+            order=self.kernel_names if aliases else (),
+        )
+
+    def _complete(self) -> None:
+        """Make a stack's interior copies (``stacked``), once."""
+        if self._stacked is not None:
+            self._stacked.complete()
+            self._stacked = None
 
     @classmethod
     def restore(
@@ -139,7 +180,7 @@ class CompiledProgram:
         """A program from what running it needs (as the program cache keeps it), with no
         IR: ``module``, ``func`` and ``kernels`` raise ``IRNotKept``."""
         self = cls.__new__(cls)
-        self._module_op = self._func = self._kernels = None
+        self._module_op = self._func = self._kernels = self._stacked = None
         self.compiled = compiled
         self._loaded = None
         # The cached properties' values, given rather than computed from the IR.
@@ -152,6 +193,11 @@ class CompiledProgram:
         return self._module_op is None
 
     def _ir(self, what: str):
+        self._complete()
+        if what == "kernels" and self._kernels is None and self._func is not None:
+            from deplodock.dialects import kernel
+
+            self._kernels = [op for op in self._func.body.walk() if isinstance(op, kernel.KernelOp)]
         value = {"module": self._module_op, "func": self._func, "kernels": self._kernels}[what]
         if value is None:
             raise IRNotKept(
@@ -180,7 +226,14 @@ class CompiledProgram:
     @functools.cached_property
     def kernel_names(self) -> tuple[str, ...]:
         """The kernels' names, in program order."""
+        if self._stacked is not None:
+            return tuple(op.name for op in self._listing.ops if op.launch is not None)
         return tuple(k.sym_name.data for k in self.kernels)
+
+    @functools.cached_property
+    def _listing(self) -> Listing:
+        """``@forward`` as the plan reads it (a stack's copies listed from their template)."""
+        return self._stacked.listing() if self._stacked is not None else listing(self.func)
 
     @functools.cached_property
     def inputs(self) -> list[GraphInput]:
@@ -188,7 +241,9 @@ class CompiledProgram:
         module's target, shape and dtype (``frontends.export.graph_inputs``)."""
         from deplodock.dialects.signature import graph_inputs
 
-        return graph_inputs(self.func, self.plan.arg_names)  # the plan has named them
+        # the plan has named them; a stack's arguments are all there before its copies
+        fn = self._func if self._func is not None else self.func
+        return graph_inputs(fn, self.plan.arg_names)
 
     @functools.cached_property
     def source(self) -> str:
@@ -202,7 +257,7 @@ class CompiledProgram:
             )
         from deplodock.backends.cuda.emit import emit_cuda
 
-        return emit_cuda(self._module_op)
+        return emit_cuda(self.module)
 
     @property
     def resources(self) -> dict[str, KernelResources]:
@@ -221,7 +276,7 @@ class CompiledProgram:
     @functools.cached_property
     def plan(self) -> ExecutionPlan:
         """The buffer plan of @forward (computed once, from the kernel order)."""
-        return plan_program(self.func)
+        return plan_program(self._listing)
 
     def __call__(self, *inputs: torch.Tensor, poison: bool = True) -> list[torch.Tensor]:
         """Run @forward on CUDA tensors, on the caller's current stream; returns its
@@ -450,68 +505,98 @@ def _aligned(n: int) -> int:
     return -(-n // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
 
 
-def plan_program(fn: func.FuncOp) -> ExecutionPlan:
-    """The execution plan of ``fn`` (a ``@forward`` whose body is ops on tensors and a
-    ``func.return``: kernels at the kernel level; any level plans, only the kernel level
-    runs). Pure Python: no GPU, no torch allocation."""
+@dataclass(frozen=True)
+class Listed:
+    """One op of ``@forward`` as its plan reads it: its name (a kernel's symbol, else the
+    op's), the ids of the values it reads, the printed name and type of each result, and
+    a kernel's launch (grid, block, tensor maps, dynamic shared bytes; None for an op
+    above the kernel level)."""
+
+    name: str
+    operands: tuple[int, ...]
+    results: tuple[tuple[str, object], ...]
+    launch: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Listing:
+    """``@forward`` as its plan reads it, without its kernels' bodies: each argument's
+    printed name and type, each op (``Listed``; value ids count the arguments, then each
+    op's results in order), the ids returned. ``listing`` reads it from IR; a decoder
+    stack whose interior copies are not made yet (``deplodock.restack``) lists them from
+    their template."""
+
+    args: tuple[tuple[str, object], ...]
+    ops: tuple[Listed, ...]
+    returns: tuple[int, ...]
+
+
+def launch_of(op: kernel.KernelOp) -> tuple:
+    """A kernel's launch as ``Listed`` holds it."""
+    return (op.grid_shape, op.block_shape, tuple(kernel_tensor_maps(op)), op.dynamic_shared_bytes())
+
+
+def listing(fn: func.FuncOp) -> Listing:
+    """``fn`` (a ``@forward`` whose body is ops on tensors and a ``func.return``) listed."""
     from xdsl.dialects import func
-    from xdsl.dialects.builtin import TensorType
 
     from deplodock.dialects import kernel
-    from deplodock.dialects.signature import torch_dtype
     from deplodock.dialects.torch import printed_names
 
     names = printed_names(fn.body.blocks)
     block = fn.body.block
-    ids: dict[SSAValue, int] = {}
+    ids = {a: k for k, a in enumerate(block.args)}
+    ops: list[Listed] = []
+    for op in block.ops:
+        if isinstance(op, func.ReturnOp):
+            return Listing(
+                tuple((names[a], a.type) for a in block.args),
+                tuple(ops),
+                tuple(ids[v] for v in op.arguments),
+            )
+        operands = tuple(ids[v] for v in op.operands)
+        for r in op.results:
+            ids[r] = len(ids)
+        if isinstance(op, kernel.KernelOp):
+            name, launch = op.sym_name.data, launch_of(op)
+        else:
+            name, launch = getattr(getattr(op, "sym_name", None), "data", op.name), None
+        ops.append(Listed(name, operands, tuple((names[r], r.type) for r in op.results), launch))
+    raise ValueError(f"@{fn.sym_name.data} has no func.return")
+
+
+def plan_program(fn: func.FuncOp | Listing) -> ExecutionPlan:
+    """The execution plan of ``fn`` (a ``@forward``: kernels at the kernel level; any level
+    plans, only the kernel level runs), or of its ``Listing``. Pure Python: no GPU, no
+    torch allocation."""
+    from xdsl.dialects.builtin import TensorType
+
+    from deplodock.dialects.signature import torch_dtype
+
+    listed = fn if isinstance(fn, Listing) else listing(fn)
     shapes: list[tuple[tuple[int, ...], torch.dtype, str]] = []
 
-    def add(value: SSAValue) -> int:
-        type_ = value.type
+    def add(name: str, type_) -> int:
         if not isinstance(type_, TensorType):
-            raise ValueError(f"%{names.get(value, '?')} is not a tensor ({type_})")
-        ids[value] = len(shapes)
-        shapes.append(
-            (tuple(type_.get_shape()), torch_dtype(type_.element_type), names.get(value, "?"))
-        )
-        return ids[value]
+            raise ValueError(f"%{name} is not a tensor ({type_})")
+        shapes.append((tuple(type_.get_shape()), torch_dtype(type_.element_type), name))
+        return len(shapes) - 1
 
-    for arg in block.args:
-        add(arg)
+    for name, type_ in listed.args:
+        add(name, type_)
     num_args = len(shapes)
     steps: list[Step] = []
     first: dict[int, int] = {}
     last: dict[int, int] = {}
-    returns: tuple[int, ...] = ()
-    for op in block.ops:
-        if isinstance(op, func.ReturnOp):
-            returns = tuple(ids[v] for v in op.arguments)
-            break
-        index = len(steps)
-        ins = tuple(ids[v] for v in op.operands)
-        for i in ins:
+    for index, op in enumerate(listed.ops):
+        for i in op.operands:
             last[i] = index
-        outs = tuple(add(r) for r in op.results)
+        outs = tuple(add(name, type_) for name, type_ in op.results)
         for i in outs:
             first[i] = last[i] = index
-        if isinstance(op, kernel.KernelOp):
-            maps = tuple(kernel_tensor_maps(op))
-            steps.append(
-                Step(
-                    op.sym_name.data,
-                    op.grid_shape,
-                    op.block_shape,
-                    ins,
-                    outs,
-                    maps,
-                    op.dynamic_shared_bytes(),
-                )
-            )
-        else:
-            name = getattr(getattr(op, "sym_name", None), "data", op.name)
-            steps.append(Step(name, None, None, ins, outs))
-    else:
-        raise ValueError(f"@{fn.sym_name.data} has no func.return")
+        grid, block, maps, shared = op.launch or (None, None, (), 0)
+        steps.append(Step(op.name, grid, block, op.operands, outs, maps, shared))
+    returns = listed.returns
     returned = set(returns)
     values: list[ValueInfo] = []
     for i, (shape, dtype, name) in enumerate(shapes):
@@ -525,7 +610,7 @@ def plan_program(fn: func.FuncOp) -> ExecutionPlan:
     offsets, arena = _assign_offsets([v for v in values if v.kind == "intermediate"])
     values = [replace(v, offset=offsets[v.id]) if v.id in offsets else v for v in values]
     return ExecutionPlan(
-        tuple(names.get(a, "?") for a in block.args),
+        tuple(name for name, _ in listed.args),
         tuple(values),
         tuple(steps),
         returns,
