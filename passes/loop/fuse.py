@@ -258,13 +258,15 @@ class AbsorbProducers(RewritePattern):
 
     def _try(self, producer: KernelOp, consumer: KernelOp) -> KernelOp | str:
         """The fused kernel, or why there is none."""
-        problem = why_not_substitutable(producer, consumer) or walk_recompute(
-            producer, consumer, self.options
+        problem = (
+            why_not_substitutable(producer, consumer)
+            or walk_recompute(producer, consumer, self.options)
+            or pair_refusal(producer, consumer, self.options)
         )
         if problem is not None:
             return problem
         fused = substitute(consumer, producer)
-        decision = fusion_cost(producer, consumer, fused, self.options)
+        decision = fusion_cost(producer, consumer, fused, self.options, paired=True)
         if decision.ok:
             return fused
         fused.erase()
@@ -1069,16 +1071,25 @@ def _loaded_buffer(value: SSAValue) -> SSAValue | None:
 
 
 def fusion_cost(
-    producer: KernelOp, consumer: KernelOp, fused: KernelOp, options: Fuse | None = None
+    producer: KernelOp,
+    consumer: KernelOp,
+    fused: KernelOp,
+    options: Fuse | None = None,
+    *,
+    paired: bool = False,
 ) -> FusionDecision:
     """Whether ``fused`` (``producer`` substituted into ``consumer``) is worth having.
 
-    Six refusals:
+    Six refusals, the two that the pair alone decides first (``pair_refusal``; skipped
+    where ``paired``: the caller asked it before substituting, which a refusal then
+    spares):
     * matmul and reduction: one side holds a contraction (``has_contraction``) and the
       other a reduction (the gated MLP's second matmul, before its product is fused in);
       one kernel would force one schedule on both loops, and no K split. Not when the
       consumer's reductions are online groups (``weighs_scores``): attention's scores
       move into the walk that weighs them;
+    * duplication: the producer keeps other users and is not cheap to copy
+      (``duplication_problem``);
     * reductions: the producer's reduce loops would run more often than in the producer
       (a reduce loop left, after hoisting, inside a loop it does not depend on: each
       result element reduced again per consumer element that reads it);
@@ -1086,8 +1097,6 @@ def fusion_cost(
       loops inside other reduce loops than the two kernels apart (a reduction over a
       reduction's results, which would walk the inner reductions serially under few
       outputs), an online group's walk aside (``nested_reduces``);
-    * duplication: the producer keeps other users and is not cheap to copy
-      (``duplication_problem``);
     * recompute: the fused kernel's arithmetic would exceed ``max_recompute`` times the
       arithmetic it needs (``arithmetic_work``) in a kernel where that costs time: one
       doing more than ``max_intensity`` ops per byte of its ``minimum_bytes`` (compute-
@@ -1100,6 +1109,9 @@ def fusion_cost(
     All are measured on the kernels themselves, so a second run reaches the same answers.
     """
     options = options or Fuse()
+    problem = None if paired else pair_refusal(producer, consumer, options)
+    if problem is not None:
+        return FusionDecision(False, problem)
     produced = reduce_runs(producer)
     if produced:
         factor = (reduce_runs(fused) - reduce_runs(consumer)) / produced
@@ -1109,15 +1121,6 @@ def fusion_cost(
                 f"its reductions would run {factor:g}x as often "
                 f"(limit {options.max_reduce_recompute:g}x)",
             )
-    if options.matmul_alone and (
-        (has_contraction(producer) and reduce_runs(consumer) and not _weighs_only(consumer))
-        or (reduce_runs(producer) and has_contraction(consumer))
-    ):
-        return FusionDecision(
-            False,
-            "a matmul and another reduction in one kernel: a matmul is tiled and split best "
-            "alone (the gated MLP fused was 0.26-0.64x cuBLAS on the H200)",
-        )
     if not options.nest_reductions and nested_reduces(fused) > nested_reduces(
         producer
     ) + nested_reduces(consumer):
@@ -1127,9 +1130,6 @@ def fusion_cost(
             "after another, in one kernel of its few outputs (cross-entropy's row "
             "log-sum-exps inside its mean: one block for the whole batch)",
         )
-    problem = None if options.copy_shared else duplication_problem(producer, consumer)
-    if problem is not None:
-        return FusionDecision(False, problem)
     executed, necessary = arithmetic_work(fused)
     recompute = executed / max(necessary, 1)
     intensity = executed / max(minimum_bytes(fused), 1)
@@ -1155,11 +1155,27 @@ def fusion_cost(
     return FusionDecision(True, f"recompute {recompute:.2f}x, bytes read {read:.2f}x")
 
 
+def pair_refusal(producer: KernelOp, consumer: KernelOp, options: Fuse) -> str | None:
+    """The refusals of ``fusion_cost`` that the two kernels decide without the fused one:
+    a matmul beside another reduction (``matmul_alone``), a shared producer that is not
+    cheap to copy (``duplication_problem``, unless ``copy_shared``)."""
+    if options.matmul_alone and (
+        (has_contraction(producer) and reduce_runs(consumer) and not _weighs_only(consumer))
+        or (reduce_runs(producer) and has_contraction(consumer))
+    ):
+        return (
+            "a matmul and another reduction in one kernel: a matmul is tiled and split best "
+            "alone (the gated MLP fused was 0.26-0.64x cuBLAS on the H200)"
+        )
+    return None if options.copy_shared else duplication_problem(producer, consumer)
+
+
 __all__ = [
     "Fuse",
     "FusionDecision",
     "fuse_module",
     "fusion_cost",
+    "pair_refusal",
     "refusals",
     "substitute",
 ]

@@ -1,13 +1,15 @@
 // RUN: deplo-opt %s -p fuse | filecheck %s
 // RUN: deplo-opt %s -p 'fuse{max-reduce-recompute=8.0 matmul-alone=false nest-reductions=true}' | filecheck %s --check-prefix=LOOSE
 // RUN: deplo-opt %s -p 'fuse{max-reduce-recompute=8.0}' | filecheck %s --check-prefix=ALONE
+// RUN: deplo-opt %s -p 'fuse{matmul-alone=false}' | filecheck %s --check-prefix=REDUCE
 
 // The guard refuses substitutions that would re-run a producer's reduction per consumer
 // element; the kernels stay apart and the consumer records why.
 //
 // column_sum: the column sums would be re-reduced for every row.
-// matmul_transposed: the first matmul's K reduce would sit inside the second's, once
-// per output column. The materialised tensor is the (4, 6) matmul result, and the
+// matmul_transposed: a matmul beside another reduction, refused before substituting;
+// with that refusal off (REDUCE), the first matmul's K reduce would sit inside the
+// second's, once per output column. The materialised tensor is the (4, 6) matmul result, and the
 // transpose folds into the second matmul's load index.
 
 func.func @column_sum(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -147,7 +149,7 @@ func.func @matmul_transposed(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>, %w: tenso
 // CHECK-LABEL: func.func @matmul_transposed
 // CHECK:         %mm1 = loop.kernel @k_mm1 ins(%a_b = %a : tensor<4x8xf32>, %b_b = %b : tensor<8x6xf32>) outs(%mm1_b : tensor<4x6xf32>)
 // CHECK:         %mm2 = loop.kernel @k_mm2 ins(%mm1_b = %mm1 : tensor<4x6xf32>, %w_b = %w : tensor<4x2xf32>) outs(%mm2_b : tensor<6x2xf32>)
-// CHECK-SAME:      fusion.refused = ["@k_mm1 not fused: its reductions would run 2x as often (limit 1x)"]
+// CHECK-SAME:      fusion.refused = ["@k_mm1 not fused: a matmul and another reduction in one kernel
 // CHECK:             %in = loop.load %mm1_b[%a2, %a0] : memref<4x6xf32>
 // CHECK-NOT:     loop.kernel
 
@@ -167,3 +169,7 @@ func.func @matmul_transposed(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>, %w: tenso
 // LOOSE-NEXT:    %mm2 = loop.kernel @k_mm2
 // LOOSE:             %mm2_1 = loop.for %a2 = 0 to 4 reduce(add) -> f32 {
 // LOOSE-NEXT:          %mm1 = loop.for %a3 = 0 to 8 reduce(add) -> f32 {
+
+// REDUCE-LABEL: func.func @matmul_transposed
+// REDUCE:         %mm2 = loop.kernel @k_mm2 ins(%mm1_b = %mm1 : tensor<4x6xf32>, %w_b = %w : tensor<4x2xf32>) outs(%mm2_b : tensor<6x2xf32>)
+// REDUCE-SAME:      fusion.refused = ["@k_mm1 not fused: its reductions would run 2x as often (limit 1x)"]
