@@ -422,15 +422,10 @@ def stacked(module: ModuleOp, naming: LayerNaming, layers: int) -> Stacked:
     suffix = stack.ops[stack.blocks[2][1] :]
     stays = set(suffix)
     for op in suffix:
-        result.rewired.append(
-            (
-                op,
-                [
-                    v if _stays(v, stays, stack) else _moved_value(v, last, by_symbol, args)
-                    for v in op.operands
-                ],
-            )
-        )
+        result.rewired[op] = [
+            v if _stays(v, stays, stack) else _moved_value(v, last, by_symbol, args)
+            for v in op.operands
+        ]
         if not isinstance(op, func.ReturnOp):
             last.in_place(op)
             by_symbol[_symbol(op)] = op
@@ -450,7 +445,7 @@ class Stacked:
     anchor: Operation
     copies: dict[str, tuple[str, int]]
     pending: list[tuple[Operation, _Mover, list[Ref]]] = field(default_factory=list)
-    rewired: list[tuple[Operation, list[Ref]]] = field(default_factory=list)
+    rewired: dict[Operation, list[Ref]] = field(default_factory=dict)
     done: bool = False
 
     def rename(self, text: str, times: int) -> str:
@@ -478,7 +473,7 @@ class Stacked:
             copy = clone_op(template, mapper, mover.text, mover.text, mover.parts)
             block.insert_op_before(copy, self.anchor)
             made.append(copy)
-        for op, operands in self.rewired:
+        for op, operands in self.rewired.items():
             op.operands = [value(r) for r in operands]
         if all(isinstance(op, kernel.KernelOp) for op, _, _ in self.pending) and self.pending:
             from deplodock.backends.cuda.emit import RenamedCopies, emit_copies_renamed
@@ -489,7 +484,7 @@ class Stacked:
         """The whole stack's ``@forward`` as its plan reads it (``runtime.Listing``), the
         copies listed from their templates: the same as ``listing`` of the completed
         module, which ``test_restack`` checks."""
-        from deplodock.backends.cuda.runtime import Listed, Listing, launch_of
+        from deplodock.backends.cuda.runtime import Listed, Listing, listed_as
         from deplodock.dialects.torch import PrintedNames
 
         if self.done:
@@ -508,28 +503,25 @@ class Stacked:
         def id_of(ref: Ref) -> int:
             return made[ref[0]][ref[1]] if isinstance(ref, tuple) else ids[ref]
 
-        rewired = {op: operands for op, operands in self.rewired}
         templates: dict[Operation, tuple] = {}  # template -> (hints, launch)
         ops: list[Listed] = []
         count = len(ids)
 
         def listed(name, operands, results, hints, launch) -> Listed:
             nonlocal count
-            names = [namer.name(h) for h in hints]  # results first, then nested values
-            out = tuple((n, r.type) for n, r in zip(names, results, strict=False))
+            # the printer names the results, then the values nested in the op
+            names = [namer.name(h) for h in hints][: len(results)]
+            out = tuple((n, r.type) for n, r in zip(names, results, strict=True))
             count += len(results)
             return Listed(name, tuple(id_of(r) for r in operands), out, launch)
-
-        def launch(op: Operation):
-            return launch_of(op) if isinstance(op, kernel.KernelOp) else None
 
         for op in function.body.block.ops:
             if op is self.anchor:
                 for template, mover, operands in self.pending:
                     if template not in templates:
                         hints = [r.name_hint for o in template.walk() for r in o.results]
-                        templates[template] = (hints, launch(template))
-                    hints, known = templates[template]
+                        templates[template] = (hints, listed_as(template)[1])
+                    hints, launch = templates[template]
                     first = count
                     ops.append(
                         listed(
@@ -537,18 +529,18 @@ class Stacked:
                             operands,
                             template.results,
                             [mover.text(h) for h in hints],
-                            known,
+                            launch,
                         )
                     )
                     made.append(tuple(range(first, count)))
-            operands = rewired.get(op, list(op.operands))
+            operands = self.rewired.get(op, list(op.operands))
             if isinstance(op, func.ReturnOp):
                 return Listing(tuple(args), tuple(ops), tuple(id_of(r) for r in operands))
             hints = [r.name_hint for o in op.walk() for r in o.results]
-            name = getattr(op.properties.get("sym_name"), "data", op.name)
             for r in op.results:
                 ids[r] = count + r.index
-            ops.append(listed(name, operands, op.results, hints, launch(op)))
+            name, launch = listed_as(op)
+            ops.append(listed(name, operands, op.results, hints, launch))
         raise NotRestackable("the function does not end in a return")
 
 

@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # the IR side (xDSL, the dialects, the emitter) loads only to
     # program restored from the program cache runs without it
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Operation
 
     from deplodock.dialects import kernel
     from deplodock.dialects.signature import GraphInput
@@ -226,9 +227,7 @@ class CompiledProgram:
     @functools.cached_property
     def kernel_names(self) -> tuple[str, ...]:
         """The kernels' names, in program order."""
-        if self._stacked is not None:
-            return tuple(op.name for op in self._listing.ops if op.launch is not None)
-        return tuple(k.sym_name.data for k in self.kernels)
+        return tuple(op.name for op in self._listing.ops if op.launch is not None)
 
     @functools.cached_property
     def _listing(self) -> Listing:
@@ -531,16 +530,26 @@ class Listing:
     returns: tuple[int, ...]
 
 
-def launch_of(op: kernel.KernelOp) -> tuple:
-    """A kernel's launch as ``Listed`` holds it."""
-    return (op.grid_shape, op.block_shape, tuple(kernel_tensor_maps(op)), op.dynamic_shared_bytes())
+def listed_as(op: Operation) -> tuple[str, tuple | None]:
+    """An op's name and launch as ``Listed`` holds them: a kernel's symbol and (grid,
+    block, tensor maps, dynamic shared bytes); another op's symbol or op name, and None."""
+    from deplodock.dialects import kernel
+
+    if isinstance(op, kernel.KernelOp):
+        launch = (
+            op.grid_shape,
+            op.block_shape,
+            tuple(kernel_tensor_maps(op)),
+            op.dynamic_shared_bytes(),
+        )
+        return op.sym_name.data, launch
+    return getattr(getattr(op, "sym_name", None), "data", op.name), None
 
 
 def listing(fn: func.FuncOp) -> Listing:
     """``fn`` (a ``@forward`` whose body is ops on tensors and a ``func.return``) listed."""
     from xdsl.dialects import func
 
-    from deplodock.dialects import kernel
     from deplodock.dialects.torch import printed_names
 
     names = printed_names(fn.body.blocks)
@@ -557,10 +566,7 @@ def listing(fn: func.FuncOp) -> Listing:
         operands = tuple(ids[v] for v in op.operands)
         for r in op.results:
             ids[r] = len(ids)
-        if isinstance(op, kernel.KernelOp):
-            name, launch = op.sym_name.data, launch_of(op)
-        else:
-            name, launch = getattr(getattr(op, "sym_name", None), "data", op.name), None
+        name, launch = listed_as(op)
         ops.append(Listed(name, operands, tuple((names[r], r.type) for r in op.results), launch))
     raise ValueError(f"@{fn.sym_name.data} has no func.return")
 
