@@ -87,16 +87,18 @@ def points(loops: Iterable[ForOp]) -> int:
     return math.prod(loop.extent for loop in loops)
 
 
-def arithmetic_work(kernel: KernelOp) -> tuple[int, int]:
+def arithmetic_work(
+    kernel: KernelOp, depends: dict[Operation, frozenset[ForOp]] | None = None
+) -> tuple[int, int]:
     """(executed, necessary) arithmetic: each op times its trip count, and times only the
     extents of the loops its value depends on (what it would cost computed once per point).
 
     The gap is recomputation: an op left inside a loop it does not depend on because a
     loop it does depend on is nested there (a prologue inside a matmul's K loop reruns per
-    output column).
+    output column). ``depends``: ``dependences(kernel)``, where the caller has it.
     """
     executed = necessary = 0
-    for op, loops in dependences(kernel).items():
+    for op, loops in (depends or dependences(kernel)).items():
         if is_arithmetic(op):
             executed += trips(op)
             necessary += points(loops)
@@ -124,13 +126,16 @@ def bytes_read(kernel: KernelOp, cached_bytes: int = 0) -> int:
     return total
 
 
-def minimum_traffic(kernel: KernelOp) -> tuple[int, int]:
+def minimum_traffic(
+    kernel: KernelOp, depends: dict[Operation, frozenset[ForOp]] | None = None
+) -> tuple[int, int]:
     """HBM bytes (read, written) at least: each output written once, each input read once,
     or only the elements its loads can touch where that is fewer (each load touches at
     most one element per point of the loops its index depends on: a gather of 128 rows
-    reads 128 rows of a 32000-row embedding table, not the table)."""
+    reads 128 rows of a 32000-row embedding table, not the table). ``depends``:
+    ``dependences(kernel)``, where the caller has it."""
     touched: dict[SSAValue, int] = {}
-    for op, loops in dependences(kernel).items():
+    for op, loops in (depends or dependences(kernel)).items():
         if isinstance(op, LoadOp):
             touched[op.buffer] = touched.get(op.buffer, 0) + points(loops)
     read = written = 0
@@ -147,9 +152,11 @@ def minimum_traffic(kernel: KernelOp) -> tuple[int, int]:
     return read, written
 
 
-def minimum_bytes(kernel: KernelOp) -> int:
+def minimum_bytes(
+    kernel: KernelOp, depends: dict[Operation, frozenset[ForOp]] | None = None
+) -> int:
     """Bytes read and written at least (``minimum_traffic``)."""
-    return sum(minimum_traffic(kernel))
+    return sum(minimum_traffic(kernel, depends))
 
 
 def tensor_bytes(value: SSAValue) -> int:

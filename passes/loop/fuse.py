@@ -128,6 +128,7 @@ from deplodock.dialects.torch import merge_locations
 from deplodock.passes.loop.cost import (
     arithmetic_work,
     bytes_read,
+    dependences,
     external_operands,
     is_arithmetic,
     minimum_bytes,
@@ -1130,9 +1131,10 @@ def fusion_cost(
             "after another, in one kernel of its few outputs (cross-entropy's row "
             "log-sum-exps inside its mean: one block for the whole batch)",
         )
-    executed, necessary = arithmetic_work(fused)
+    depends = dependences(fused)  # both measures walk it
+    executed, necessary = arithmetic_work(fused, depends)
     recompute = executed / max(necessary, 1)
-    intensity = executed / max(minimum_bytes(fused), 1)
+    intensity = executed / max(minimum_bytes(fused, depends), 1)
     # An online group's walk (attention) is compute-bound however few bytes it reads at
     # the moment (its operands may still be broadcast buffers, fused later): no escape.
     walk = _weighs_only(consumer)
