@@ -57,13 +57,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, Region, SSAValue
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.clone import clone_op
-from deplodock.passes.loop.fuse import COVERS, REFUSED, structure
+from deplodock.dialects.clone import INFORMATIONAL, clone_op, structure
 
 ENV = "DEPLODOCK_LOWER_MEMO"
-INFORMATIONAL = frozenset({COVERS, REFUSED})
-"""Kernel attributes that name torch ops and other kernels and decide nothing: left out
-of the key, and carried to each copy from its own kernel."""
 
 _MARK = "qMEMO"  # a name's token: qMEMO<n>q
 _TOKEN = re.compile(r"qMEMO(\d+)q")

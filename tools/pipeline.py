@@ -37,10 +37,10 @@ from xdsl.passes import ModulePass
 
 from deplodock.boundary import PassError, apply_pass, culprit
 from deplodock.dialects import kernel, loop, make_context, tile
+from deplodock.dialects.clone import INFORMATIONAL, structure
 from deplodock.levels import LEVELS  # re-exported: the levels, top to bottom
-from deplodock.lower_memo import INFORMATIONAL, lower_each_kernel_once, memo_enabled
+from deplodock.lower_memo import lower_each_kernel_once, memo_enabled
 from deplodock.passes import PIPELINE, decides_from_hardware, get_pass, pass_tag
-from deplodock.passes.loop.fuse import structure
 
 if TYPE_CHECKING:
     from deplodock.restack import Restack, Stacked

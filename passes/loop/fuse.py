@@ -121,7 +121,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from deplodock.dialects.access import buffer_type
 from deplodock.dialects.affine_syntax import index_map_for
-from deplodock.dialects.clone import clone_region, same
+from deplodock.dialects.clone import COVERS, REFUSED, clone_region, same, structure
 from deplodock.dialects.combine import ONLINE_MAX
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import merge_locations
@@ -135,10 +135,6 @@ from deplodock.passes.loop.cost import (
     minimum_traffic,
     trips,
 )
-
-COVERS = "covers"
-REFUSED = "fusion.refused"
-
 
 # --- the pass ------------------------------------------------------------------------------
 
@@ -452,50 +448,6 @@ def _body_hints(kernel: KernelOp) -> tuple[tuple[str | None, bool], ...]:
             for b in region.blocks:
                 hints.extend((arg.name_hint, True) for arg in b.args)
     return tuple(hints)
-
-
-def structure(kernel: Operation) -> tuple[tuple, tuple[str | None, ...]]:
-    """``kernel`` (a ``loop.kernel``, or any kernel op: a body region and a ``sym_name``)
-    as a hashable tuple without names (values numbered in definition order; its op name
-    and properties but not ``sym_name``; not its own attributes, such as ``covers`` or
-    ``fusion.refused``; not locations), and the name hints of its inner values in the same
-    order. The key of the fusion memo here and of the lowering memo
-    (``deplodock.lower_memo``)."""
-    top = kernel.regions[0].block
-    ids: dict[SSAValue, int] = {}
-    hints: list[str | None] = []
-    for arg in top.args:
-        ids[arg] = len(ids)
-
-    def block(b: Block) -> tuple:
-        for arg in b.args:
-            ids[arg] = len(ids)
-            hints.append(arg.name_hint)
-        return (tuple(a.type for a in b.args), tuple(op_(o) for o in b.ops))
-
-    def op_(o: Operation) -> tuple:
-        operands = tuple(ids[v] for v in o.operands)
-        for r in o.results:
-            ids[r] = len(ids)
-            hints.append(r.name_hint)
-        return (
-            o.name,
-            operands,
-            tuple(r.type for r in o.results),
-            tuple(sorted(o.properties.items())),
-            tuple(sorted(o.attributes.items())),
-            tuple(tuple(block(b) for b in region.blocks) for region in o.regions),
-        )
-
-    properties = tuple(sorted((k, v) for k, v in kernel.properties.items() if k != "sym_name"))
-    body = (
-        kernel.name,
-        properties,
-        tuple(a.type for a in top.args),
-        tuple(op_(o) for o in top.ops),
-        kernel.result_types,
-    )
-    return body, tuple(hints)
 
 
 def _replay(

@@ -74,14 +74,11 @@ from xdsl.pattern_rewriter import (
 )
 
 from deplodock.dialects import tensor as ten
+from deplodock.dialects.clone import COVERS
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, identity_attr
 from deplodock.dialects.loop import ForOp, KernelOp, LoadOp, StoreOp, YieldOp
 from deplodock.dialects.torch import origins
 from deplodock.passes.tile.schedule.reduce import walk_column_lanes
-
-COVERS = "covers"
-"""The kernel attribute listing the torch-level ops a kernel computes (merged by fuse)."""
-
 
 # --- names ---------------------------------------------------------------------------------
 
