@@ -11,6 +11,7 @@ PyTorch's own tables; ``program_fingerprint`` and ``graph_fingerprint`` are what
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection, Sequence
 
 import torch
@@ -22,6 +23,9 @@ def target_name(op: torch._ops.OpOverload) -> str:
     """`add.Tensor` for aten ops; other namespaces keep theirs (`prims.x.default`)."""
     name = str(op)  # "aten.add.Tensor"
     return name.removeprefix("aten.")
+
+
+_TORCH_OWN_DEPRECATION = r"`isinstance\(treespec, LeafSpec\)` is deprecated"
 
 
 def export_module(
@@ -69,7 +73,11 @@ def to_core_aten(
         table = dict(_default_decompositions())
         for op in [op for op in table if target_name(op) in keep or op in left_out]:
             del table[op]
-        return ep.run_decompositions(table)
+        with warnings.catch_warnings():
+            # torch 2.13's run_decompositions deep-copies its own tree specs through a
+            # deprecated isinstance check: a FutureWarning about torch's code, per capture
+            warnings.filterwarnings("ignore", _TORCH_OWN_DEPRECATION, FutureWarning)
+            return ep.run_decompositions(table)
 
 
 # ``run_decompositions`` collects every CompositeImplicitAutograd op of every ``torch.ops``

@@ -104,3 +104,24 @@ def test_a_registered_operator_refreshes_the_cache(monkeypatch) -> None:
     for _ in range(3):
         ex._keyed("probe", lambda: calls.append(1) or len(calls))
     assert len(calls) == 2  # computed, reused, computed again after the new operator
+
+
+def test_a_decomposition_says_nothing_of_torchs_own_deprecations() -> None:
+    """torch 2.13's ``run_decompositions`` deep-copies its tree specs through a deprecated
+    ``isinstance(treespec, LeafSpec)`` and warned (a FutureWarning about torch's code on
+    every capture that decomposes: ``deplodock bench`` printed it per case). Other
+    warnings still reach the user."""
+    import warnings
+
+    ep = torch.export.export(_Program(), (torch.randn(5),))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        decomposed = ex.to_core_aten(ep, frozenset())
+    assert decomposed is not ep  # it did decompose (hardswish, cumsum)
+    assert not [w for w in caught if "LeafSpec" in str(w.message)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", ex._TORCH_OWN_DEPRECATION, FutureWarning)
+        warnings.warn("another", FutureWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["another"]
