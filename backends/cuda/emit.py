@@ -587,33 +587,96 @@ def packed_loads(
             continue
         if op.buffer not in inputs and op.buffer not in shared:
             continue
-        buffer = op.buffer
-        type_ = buffer.type
-        if not isinstance(type_, MemRefType) or element_bytes(type_.element_type) != 4:
+        lane = _lane_offset(op, ids)
+        if lane is None:
             continue
-        if scalar_type(type_.element_type) not in VECTOR_TYPES:
-            continue
-        dims = [
-            AffineExpr.constant(v.owner.value.value.data)
-            if isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, IntegerAttr)
-            else AffineExpr.dimension(ids.setdefault(v, len(ids)))
-            for v in op.indices
-        ]
-        offset = row_major_offset(op.map.data, type_.get_shape()).replace_dims_and_symbols(dims, [])
-        terms, constant = _linear(_without_ceildiv(offset))
-        key = (buffer, tuple(sorted(terms.items())), epoch if buffer in shared else 0)
-        if any(v % 4 for v in terms.values()):
-            continue
+        terms, constant = lane
+        key = (op.buffer, terms, epoch if op.buffer in shared else 0)
         groups.setdefault(key, {}).setdefault(constant, op)
     order = {op: i for i, op in enumerate(block.ops)}
-    runs: dict[kernel.LoadOp, list[kernel.LoadOp]] = {}
+    return {min(run, key=order.__getitem__): run for run in _runs_of_four(groups)}
+
+
+def _lane_offset(
+    op: kernel.LoadOp | kernel.StoreOp, ids: dict[SSAValue, int], through: bool = False
+) -> tuple[tuple, int] | None:
+    """A 4-byte access's element offset as (its terms, sorted, each a multiple of four;
+    its constant), index values as dims numbered in ``ids`` by identity (constants folded;
+    ``through``: an ``affine.apply`` index read as its expression over its operands, so a
+    register tile's ``a1_c0 .. a1_c3`` are one base plus 0 .. 3), or None: not 4 bytes,
+    no vector type, or a term not a multiple of four."""
+    type_ = op.buffer.type
+    if not isinstance(type_, MemRefType) or element_bytes(type_.element_type) != 4:
+        return None
+    if scalar_type(type_.element_type) not in VECTOR_TYPES:
+        return None
+
+    def dim(value: SSAValue) -> AffineExpr:
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return AffineExpr.constant(owner.value.value.data)
+        if through and isinstance(owner, affine.ApplyOp):
+            inner = [dim(v) for v in owner.mapOperands]
+            return owner.map.data.results[0].replace_dims_and_symbols(inner, [])
+        return AffineExpr.dimension(ids.setdefault(value, len(ids)))
+
+    dims = [dim(v) for v in op.indices]
+    offset = row_major_offset(op.map.data, type_.get_shape()).replace_dims_and_symbols(dims, [])
+    terms, constant = _linear(_without_ceildiv(offset))
+    if any(v % 4 for v in terms.values()):
+        return None
+    return tuple(sorted(terms.items())), constant
+
+
+def _runs_of_four(groups: dict[tuple, dict[int, Operation]]) -> list[list[Operation]]:
+    """In each group of accesses by constant offset, the runs at ``base + 0 .. 3`` with
+    ``base`` a multiple of four, each in lane order."""
+    runs = []
     for by_offset in groups.values():
         for base in by_offset:
-            if base % 4 or any(base + i not in by_offset for i in range(4)):
-                continue
-            run = [by_offset[base + i] for i in range(4)]
-            runs[min(run, key=order.__getitem__)] = run
+            if base % 4 == 0 and all(base + i in by_offset for i in range(4)):
+                runs.append([by_offset[base + i] for i in range(4)])
     return runs
+
+
+def packed_stores(
+    block: Block, outputs: set[SSAValue]
+) -> dict[kernel.StoreOp, list[kernel.StoreOp]]:
+    """Runs of four unguarded 4-byte stores in ``block`` to one kernel output whose
+    offsets are ``base + 0..3`` (``_lane_offset`` through index math, ``base`` a multiple
+    of four in every term): each run's last store (program order) -> the run in lane
+    order. One 16-byte store writes them there (every buffer starts 16-byte aligned:
+    ``runtime.VECTOR_ALIGNMENT``): a register tile's row of four, a quarter of the store
+    instructions of a matmul whose output is most of its traffic. Moving the run's first
+    stores down to its last changes nothing when only these come between: ops that touch
+    no memory, loads of other buffers, and stores of the same group (the same output and
+    terms at other constants: other elements). Anything else starts a new group."""
+    groups: dict[tuple, dict[int, kernel.StoreOp]] = {}
+    ids: dict[SSAValue, int] = {}
+    epoch = 0
+    current: dict[SSAValue, tuple] = {}  # an output -> the group its last store joined
+    for op in block.ops:
+        if isinstance(op, kernel.LoadOp):
+            if op.buffer in outputs:
+                epoch += 1
+            continue
+        if isinstance(op, kernel.StoreOp) and op.buffer in outputs:
+            lane = None if op.guarded_dims() else _lane_offset(op, ids, through=True)
+            if lane is None:
+                epoch += 1
+                continue
+            key = (op.buffer, lane[0], epoch)
+            if current.get(op.buffer, key) != key or lane[1] in groups.get(key, {}):
+                epoch += 1  # another group of this output (its elements may alias), or
+                key = (op.buffer, lane[0], epoch)  # this element again: stores stay in order
+            current[op.buffer] = key
+            groups.setdefault(key, {}).setdefault(lane[1], op)
+            continue
+        if op.regions or not is_side_effect_free(op):
+            if not (isinstance(op, kernel.StoreOp) and op.buffer not in outputs):
+                epoch += 1
+    order = {op: i for i, op in enumerate(block.ops)}
+    return {max(run, key=order.__getitem__): run for run in _runs_of_four(groups)}
 
 
 # --- the walk ----------------------------------------------------------------------------
@@ -633,7 +696,8 @@ class _KernelEmitter:
         self.dynamic_shared: str | None = None  # the dynamic shared buffer's name, if any
         self.shared_offsets: dict[Operation, int] = {}
         self.packs: dict[Block | None, dict[kernel.LoadOp, list[kernel.LoadOp]]] = {}
-        self.packed: set[kernel.LoadOp] = set()  # members of a run of four (``load``)
+        self.packed: set[Operation] = set()  # members of a run of four (``load``, ``store``)
+        self.store_packs: dict[Block | None, dict[kernel.StoreOp, list[kernel.StoreOp]]] = {}
         self.aligned_shared: frozenset[SSAValue] | None = None  # ``_aligned_shared``, once
 
     # names
@@ -989,6 +1053,22 @@ class _KernelEmitter:
         self.define(op.result, source)
 
     def store(self, op: kernel.StoreOp) -> None:
+        block = op.parent_block()
+        if block not in self.store_packs:
+            loop = block.parent_op() if block is not None else None
+            lanes = isinstance(loop, kernel.ForOp) and vector_of(loop) > 1  # once per lane
+            outputs = set(self.op.body.block.args[len(self.op.inputs) :])
+            self.store_packs[block] = {} if lanes else packed_stores(block, outputs)
+            self.packed.update(o for run in self.store_packs[block].values() for o in run)
+        run = self.store_packs[block].get(op)
+        if run is not None:  # the run's last store writes all four (``packed_stores``)
+            vtype = VECTOR_TYPES[scalar_type(op.value.type)] + "4"
+            lane0 = self.access(run[0].buffer, run[0].map.data, run[0].indices)
+            values = ", ".join(self.ref(member.value) for member in run)
+            self.line(f"*reinterpret_cast<{vtype}*>(&{lane0}) = make_{vtype}({values});")
+            return
+        if op in self.packed:
+            return  # written by its run's last store
         target = self.access(op.buffer, op.map.data, op.indices)
         guard = self.guard(op)
         test = f"if ({guard}) " if guard is not None else ""
