@@ -238,11 +238,11 @@ PIPELINED = "pipeline"
 
 SCHEDULE_DEFAULTS: dict[str, Any] = {
     "threads_m": 0, "threads_n": 0, "k_chunk": 0, "splits": 1, "resident": 1, "unroll": 0,
-    "fill": "", "planned": 0,
+    "fill": "", "planned": 0, "stores": 1,
 }  # fmt: skip
 """``ScheduleAttr``'s fields after the register tile, with the value an omitted one has."""
 _LISTS = (("thread", ("tm", "tn")), ("threads", ("threads_m", "threads_n")))
-_SCALARS = ("k_chunk", "splits", "resident", "unroll")
+_SCALARS = ("k_chunk", "splits", "resident", "unroll", "stores")
 
 
 @irdl_attr_definition
@@ -262,9 +262,12 @@ class ScheduleAttr(ParametrizedAttribute):
     * ``resident``: the blocks an SM must hold, the emitter's ``__launch_bounds__`` minimum;
     * ``unroll``: the K steps of a chunk ``mark-unroll`` unrolls (absent: its own rule);
     * ``fill``: how the K loop fills its slabs (``FILLS``; absent until ``fill-k-loop``);
-    * ``planned``: decided (by ``split-matmul-k``) but not yet applied by ``register-tile``.
+    * ``planned``: decided (by ``split-matmul-k``) but not yet applied by ``register-tile``;
+    * ``stores``: outputs a thread writes at once from a row of its register tile, 1 or 4
+      (the emitter's float4 stores, ``emit.packed_stores``: where the output is most of a
+      memory-bound product's traffic, ``schedule.matmul.stores_for``).
 
-    Omitted fields print nothing and read back as their defaults (0, 1, 1, 0, "", no).
+    Omitted fields print nothing and read back as their defaults (0, 1, 1, 0, "", no, 1).
     """
 
     name = "tile.schedule"
@@ -279,6 +282,7 @@ class ScheduleAttr(ParametrizedAttribute):
     unroll: IntAttr
     fill: StringAttr
     planned: IntAttr
+    stores: IntAttr
 
     @staticmethod
     def make(tm: int, tn: int, **fields: Any) -> ScheduleAttr:
@@ -343,6 +347,8 @@ class ScheduleAttr(ParametrizedAttribute):
             problems.append(f"fill is one of {', '.join(FILLS)}")
         if v["planned"] not in (0, 1):
             problems.append("planned is 0 or 1")
+        if v["stores"] not in (1, 4) or v["tn"] % v["stores"]:
+            problems.append("stores is 1 or 4, and divides the tile's columns")
         if problems:
             raise VerifyException(f"tile.schedule: {'; '.join(problems)}, got {self}")
 

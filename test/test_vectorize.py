@@ -133,14 +133,16 @@ def _output_stores(module: ModuleOp):
 
 def test_register_tile_rows_are_stored_sixteen_bytes_at_a_time() -> None:
     """A matmul whose output is most of its traffic (K = 16: 8192 x 8192 floats written,
-    1 MB read) stores each thread's 8 x 8 tile as 16 float4 stores, none scalar, and NVRTC
-    accepts it; rows 31 floats apart (not 16-byte aligned) and a guarded edge tile stay
-    scalar."""
+    1 MB read) is planned ``stores = 4`` and stores each thread's 8 x 8 tile as 16 float4
+    stores, none scalar, and NVRTC accepts it; rows that edge tiles guard, planned the
+    same, stay scalar; a compute-bound product is planned ``stores = 1`` and stays scalar
+    though its rows would pack."""
     from deplodock.backends.cuda.emit import emit_cuda, packed_stores
     from deplodock.backends.cuda.nvrtc import compile_cuda
 
     module = _kernel_module("torch.mm(torch.randn(8192,16), torch.randn(16,8192))")
     op, stores, outputs = _output_stores(module)
+    assert tile.schedule_of(op).stores.data == 4
     runs = packed_stores(op.body.block, outputs)
     assert len(stores) == 64 and len(runs) == 16
     assert sorted(s for run in runs.values() for s in map(stores.index, run)) == list(range(64))
@@ -148,13 +150,42 @@ def test_register_tile_rows_are_stored_sixteen_bytes_at_a_time() -> None:
     assert source.count("make_float4(") == 16
     assert not [line for line in source.splitlines() if line.strip().startswith("mm_b[")]
     compile_cuda(source, arch="sm_90")
-    for expr in (
-        "torch.mm(torch.randn(512,16), torch.randn(16,31))",  # rows 124 bytes apart
-        "torch.mm(torch.randn(509,16), torch.randn(16,509))",  # edge tiles: guarded stores
+    for expr, planned, packed in (
+        ("torch.mm(torch.randn(2048,16), torch.randn(16,2048))", 4, True),
+        ("torch.mm(torch.randn(2039,16), torch.randn(16,2048))", 4, False),  # rows guarded
+        ("torch.mm(torch.randn(1024,1024), torch.randn(1024,1024))", 1, False),  # compute
     ):
-        source = emit_cuda(_kernel_module(expr))
-        assert "make_float4(" not in source, expr
+        module = _kernel_module(expr)
+        source = emit_cuda(module)
+        schedules = [tile.schedule_of(k) for k in module.walk() if isinstance(k, kernel.KernelOp)]
+        assert schedules[0].stores.data == planned, expr
+        assert ("make_float4(" in source) == packed, expr
         compile_cuda(source, arch="sm_90")
+    # the compute-bound product's rows would pack: only its plan keeps them scalar
+    op = next(k for k in module.walk() if isinstance(k, kernel.KernelOp))
+    outputs = set(op.body.block.args[len(op.inputs) :])
+    assert packed_stores(op.body.block, outputs)
+
+
+def test_only_a_product_bound_by_its_output_stores_four_at_a_time() -> None:
+    """``stores_for``: 4 where the output is at least what the product reads and moving
+    it takes longer than the arithmetic at the target's rates (K = 16 over 8192 x 8192);
+    1 for a compute-bound product (a 3072 cube, a decoder's projection), one that reads
+    as much as it writes (a tall-skinny product, K = 64), and a K split (partial sums)."""
+    from deplodock.passes.tile.schedule.matmul import MatmulProblem, MatmulTile, stores_for
+    from deplodock.target import target_for
+
+    target, tile8 = target_for("sm_90"), MatmulTile(8, 8, 16, 16)
+
+    def stores(m: int, n: int, k: int, splits: int = 1, tile_=tile8) -> int:
+        return stores_for(MatmulProblem(m, n, k, 1, False, True), tile_, splits, target)
+
+    assert stores(8192, 8192, 16) == 4
+    assert stores(8192, 8192, 16, splits=2) == 1
+    assert stores(8192, 8190, 16, tile_=MatmulTile(8, 6, 16, 16)) == 1  # rows of 6
+    assert stores(3072, 3072, 3072) == 1
+    assert stores(512, 2048, 2048) == 1
+    assert stores(1048576, 64, 64) == 1
 
 
 def test_a_run_of_stores_is_not_moved_past_what_could_see_it() -> None:
@@ -194,12 +225,13 @@ def test_a_run_of_stores_is_not_moved_past_what_could_see_it() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize(
     "m, k, n",
-    [(8192, 16, 8192), (2048, 64, 512), (1000, 48, 1000), (4099, 64, 64), (513, 96, 36)],
+    [(8192, 16, 8192), (2048, 16, 2048), (2039, 16, 2048), (2048, 16, 2039), (1000, 48, 1000)],
 )
 def test_matmuls_with_packed_stores_match_torch(m: int, k: int, n: int) -> None:
-    """Each matmul's output, its register tiles' rows stored as float4 where they pack
-    (``emit.packed_stores``), equals torch's to 1e-5 of its largest element on the GPU:
-    whole tiles, edge tiles (guarded, scalar), columns 36 apart (16-byte aligned rows)."""
+    """Each matmul's output equals torch's to 1e-5 of its largest element on the GPU:
+    products bound by their output (``stores = 4``), their register tiles' rows stored as
+    float4 (``emit.packed_stores``) where they pack: whole tiles, rows guarded by edge
+    tiles (scalar), rows 2039 floats apart (every fourth row's runs aligned)."""
     import torch
 
     import deplodock
@@ -214,3 +246,18 @@ def test_matmuls_with_packed_stores_match_torch(m: int, k: int, n: int) -> None:
     got = deplodock.compile(torch.mm, a, b)(a, b)
     want = torch.mm(a, b)
     assert (got - want).abs().max().item() <= 1e-5 * want.abs().max().item()
+
+
+def test_the_schedule_says_its_stores_and_checks_them() -> None:
+    """``stores`` prints only when not 1, reads back, and must be 1 or 4 dividing the
+    tile's columns (the verifier names the rule)."""
+    from xdsl.dialects.builtin import ArrayAttr
+
+    four = tile.ScheduleAttr.make(8, 8, threads_m=8, threads_n=16, k_chunk=8, stores=4)
+    assert "stores = 4" in str(four) and "stores" not in str(four.replace(stores=1))
+    parsed = Parser(make_context(), f"[{four}]").parse_attribute()
+    assert isinstance(parsed, ArrayAttr) and parsed.data[0] == four
+    for bad in (dict(stores=3), dict(stores=4, tn=6)):
+        with pytest.raises(VerifyException, match="stores is 1 or 4"):
+            fields = {"tm": 8, "tn": 8, **bad}
+            tile.ScheduleAttr.make(fields.pop("tm"), fields.pop("tn"), **fields).verify()

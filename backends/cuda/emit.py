@@ -93,7 +93,7 @@ from xdsl.ir.affine import (
 from xdsl.traits import is_side_effect_free
 
 from deplodock.backends.cuda.tensor_maps import TensorMapSpec, kernel_tensor_maps, spec_of
-from deplodock.dialects import kernel
+from deplodock.dialects import kernel, tile
 from deplodock.dialects.access import contiguous_lanes, element_bytes, vector_access
 from deplodock.dialects.affine_syntax import (
     expr_range,
@@ -1057,8 +1057,10 @@ class _KernelEmitter:
         if block not in self.store_packs:
             loop = block.parent_op() if block is not None else None
             lanes = isinstance(loop, kernel.ForOp) and vector_of(loop) > 1  # once per lane
+            schedule = tile.schedule_of(self.op)
+            wide = schedule is not None and schedule.stores.data == 4  # the plan asks
             outputs = set(self.op.body.block.args[len(self.op.inputs) :])
-            self.store_packs[block] = {} if lanes else packed_stores(block, outputs)
+            self.store_packs[block] = packed_stores(block, outputs) if wide and not lanes else {}
             self.packed.update(o for run in self.store_packs[block].values() for o in run)
         run = self.store_packs[block].get(op)
         if run is not None:  # the run's last store writes all four (``packed_stores``)
