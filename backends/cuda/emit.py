@@ -650,7 +650,9 @@ def packed_stores(
     instructions of a matmul whose output is most of its traffic. Moving the run's first
     stores down to its last changes nothing when only these come between: ops that touch
     no memory, loads of other buffers, and stores of the same group (the same output and
-    terms at other constants: other elements). Anything else starts a new group."""
+    terms at other constants: other elements). Anything else starts a new group. The
+    emitter asks only in a kernel whose schedule says ``stores = 4`` (``stores_for``:
+    compute-bound products were 2-19% slower with float4 stores on an H100)."""
     groups: dict[tuple, dict[int, kernel.StoreOp]] = {}
     ids: dict[SSAValue, int] = {}
     epoch = 0
