@@ -674,9 +674,9 @@ def packed_stores(
             current[op.buffer] = key
             groups.setdefault(key, {}).setdefault(lane[1], op)
             continue
-        if op.regions or not is_side_effect_free(op):
-            if not (isinstance(op, kernel.StoreOp) and op.buffer not in outputs):
-                epoch += 1
+        shared_store = isinstance(op, kernel.StoreOp)  # (an output's returned above)
+        if (op.regions or not is_side_effect_free(op)) and not shared_store:
+            epoch += 1
     order = {op: i for i, op in enumerate(block.ops)}
     return {max(run, key=order.__getitem__): run for run in _runs_of_four(groups)}
 
@@ -1057,13 +1057,14 @@ class _KernelEmitter:
     def store(self, op: kernel.StoreOp) -> None:
         block = op.parent_block()
         if block not in self.store_packs:
+            schedule = tile.schedule_of(self.op)
             loop = block.parent_op() if block is not None else None
             lanes = isinstance(loop, kernel.ForOp) and vector_of(loop) > 1  # once per lane
-            schedule = tile.schedule_of(self.op)
-            wide = schedule is not None and schedule.stores.data == 4  # the plan asks
-            outputs = set(self.op.body.block.args[len(self.op.inputs) :])
-            self.store_packs[block] = packed_stores(block, outputs) if wide and not lanes else {}
-            self.packed.update(o for run in self.store_packs[block].values() for o in run)
+            runs = {}
+            if schedule is not None and schedule.stores.data == 4 and not lanes:  # planned
+                runs = packed_stores(block, set(self.op.body.block.args[len(self.op.inputs) :]))
+            self.store_packs[block] = runs
+            self.packed.update(o for run in runs.values() for o in run)
         run = self.store_packs[block].get(op)
         if run is not None:  # the run's last store writes all four (``packed_stores``)
             vtype = VECTOR_TYPES[scalar_type(op.value.type)] + "4"

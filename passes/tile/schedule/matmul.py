@@ -427,7 +427,8 @@ def stores_for(p: MatmulProblem, choice: MatmulTile, splits: int, target: Target
     is what the kernel waits on (K = 16 over an 8192 x 8192 output, 120 -> 88 us on an
     H100). Else 1: where the arithmetic bounds the kernel the float4 stores only cost
     (on the same H100 a 3072 cube 4% slower, a Qwen2.5-7B layer's split down projection
-    19%, TinyLlama's layer at S=512 5%)."""
+    19%, TinyLlama's layer at S=512 5%). Bytes are counted at 4 an element: the emitter
+    packs only 4-byte elements, so the answer matters only for those."""
     if splits != 1 or choice.tn % 4:
         return 1
     written = p.m * p.n * p.batch * 4
