@@ -6,6 +6,8 @@ the compiled callable against eager, with and without a CUDA graph, on a side st
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from xdsl.dialects.builtin import ModuleOp
@@ -299,9 +301,16 @@ def test_run_model_no_gpu_ok_compiles(capsys) -> None:
     pytest.importorskip("transformers")
     from deplodock.cli import main
 
-    assert main(["run", "tinyllama", "--layers", "1", "--seq", "8", "-q", "--no-gpu-ok"]) == 0
-    out = capsys.readouterr().out
-    assert "tinyllama-1.1b, 1 layer, seq 8" in out and "kernels for sm_90" in out
+    argv = ["run", "tinyllama", "--layers", "1", "--seq", "8", "-q", "--no-gpu-ok", "--stats"]
+    assert main([*argv, "--no-cache"]) == 0
+    captured = capsys.readouterr()
+    assert "tinyllama-1.1b, 1 layer, seq 8" in captured.out
+    assert "kernels for sm_90" in captured.out
+    # --stats: the compile's stages, each with its time and the peak memory after it
+    table = captured.err[captured.err.index("deplodock stats: tinyllama-1.1b") :]
+    for step in ("capture (torch.export)", "lower to loop", "lower to kernel, NVRTC", "total"):
+        assert re.search(rf"^  {re.escape(step)} +\d+\.\d\d s", table, re.M), step
+    assert re.search(r"lower to loop +\d+\.\d\d s +\d+ MB", table)
 
 
 @pytest.mark.gpu
@@ -311,6 +320,9 @@ def test_run_model_matches_transformers(capsys) -> None:
     from deplodock.cli import main
 
     argv = ["run", "tinyllama", "--layers", "2", "--seq", "32", "-q", "--torch-backend"]
-    assert main([*argv, "--no-torch-compile"]) == 0, capsys.readouterr().out
-    out = capsys.readouterr().out
+    assert main([*argv, "--no-torch-compile", "--stats"]) == 0, capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "logits (1, 32, 32000)" in out and "OK" in out and "GPU time per call" in out
+    for step in ("build the model (random weights)", "first run, eager reference"):
+        assert re.search(rf"^  {re.escape(step)} +\d+\.\d\d s +\d+ MB", captured.err, re.M)

@@ -141,8 +141,12 @@ def test_unsupported_op_is_named_with_source_line(capsys) -> None:
 def test_run_without_gpu_says_so(capsys) -> None:
     if gpu_available():
         pytest.skip("this machine has a GPU")
-    assert main(["run", "-c", MATMUL]) == 2
-    assert "no CUDA GPU" in capsys.readouterr().err
+    assert main(["run", "-c", MATMUL, "--stats"]) == 2
+    err = capsys.readouterr().err
+    assert "no CUDA GPU" in err
+    # --stats: where the compile's time went, NVRTC included, though nothing ran
+    for step in ("capture (torch.export)", "lower to kernel", "emit CUDA, NVRTC"):
+        assert re.search(rf"^  {re.escape(step)} +\d+\.\d\d s +\d+ MB", err, re.M), step
 
 
 @pytest.mark.gpu

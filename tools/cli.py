@@ -171,6 +171,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, default=None, help="seed of the random inputs")
     run.add_argument(
+        "--stats",
+        action="store_true",
+        help="print each step's time and the peak memory after it: the compile's stages "
+        "(or the program cache lookup), building the model, the first run (stderr)",
+    )
+    run.add_argument(
         "--bench",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -741,7 +747,8 @@ def _run(args: argparse.Namespace) -> int:
     fused = module.clone()
     _lower_by_level(module, "kernel", args, steps, stats=False)
     kernel_cache = False if args.no_cache else None
-    program = CompiledProgram(module, arch=args.arch, cache=kernel_cache)
+    with steps.step("emit CUDA, NVRTC"):
+        program = CompiledProgram(module, arch=args.arch, cache=kernel_cache)
     print(f"deplodock run: {captured.source}")
     spilling = sorted(n for n, r in program.resources.items() if r.spills)
     if spilling:
@@ -757,12 +764,19 @@ def _run(args: argparse.Namespace) -> int:
             "nothing run",
             file=sys.stderr,
         )
+        if args.stats:
+            steps.title = captured.source
+            steps.print()
         return 0 if args.no_gpu_ok else EXIT_NO_GPU
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
-    inputs, user_inputs, reference = fresh_inputs(captured, program.func, seed)
-    got = program(*inputs)
-    want = reference()
-    torch.cuda.synchronize()
+    with steps.step("first run, eager reference"):
+        inputs, user_inputs, reference = fresh_inputs(captured, program.func, seed)
+        got = program(*inputs)
+        want = reference()
+        torch.cuda.synchronize()
+    if args.stats:
+        steps.title = captured.source
+        steps.print()
     print(f"  inputs: fresh random (seed {seed}); parameters re-drawn at random")
     worst = 0.0
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
@@ -869,16 +883,20 @@ def _run_model(args: argparse.Namespace) -> int:
             f"deplodock: no CUDA GPU on this machine: compiled for {args.arch}, nothing run",
             file=sys.stderr,
         )
+        if args.stats:
+            steps.title = title
+            steps.print()
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     started = time.perf_counter()
-    built = _model_unexported(args, device)  # the weights: the capture built none
-    if captured is None:
-        captured = built
-    else:
-        captured.module = built.module
-    print(f"  model built in {time.perf_counter() - started:.1f} s (random weights, {device})")
-    model, user_inputs = _model_on_gpu(captured, seed)
+    with steps.step("build the model (random weights)"):
+        built = _model_unexported(args, device)  # the weights: the capture built none
+        if captured is None:
+            captured = built
+        else:
+            captured.module = built.module
+        print(f"  model built in {time.perf_counter() - started:.1f} s (random weights, {device})")
+        model, user_inputs = _model_on_gpu(captured, seed)
     compiled = Compiled(model, captured.program, program, constants=constants)
     inputs = compiled.arguments(*user_inputs)
 
@@ -886,9 +904,13 @@ def _run_model(args: argparse.Namespace) -> int:
         with torch.no_grad():
             return model(*user_inputs)
 
-    got = program(*inputs)  # poisoned: an unwritten element is NaN
-    want = reference()
-    torch.cuda.synchronize()
+    with steps.step("first run, eager reference"):
+        got = program(*inputs)  # poisoned: an unwritten element is NaN
+        want = reference()
+        torch.cuda.synchronize()
+    if args.stats:
+        steps.title = title
+        steps.print()
     what = "token ids" if user_inputs[0].dtype == torch.int64 else "hidden states"
     print(f"  inputs: random {what} (seed {seed}); weights perturbed from the same seed")
     error = output_error(got[0], want)
