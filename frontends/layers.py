@@ -506,7 +506,7 @@ def node_layers(ep: ExportedProgram) -> tuple[dict[str, int | None], Counter[str
 
 
 def graph_template(
-    gm: torch.fx.GraphModule, example_inputs: list, export: Callable, program: ExportedProgram
+    gm: torch.fx.GraphModule, example_inputs: list, export: Callable
 ) -> tuple[ExportedProgram, Restack] | None:
     """For the graph TorchDynamo hands a backend (one flat graph, every parameter an
     input) of a decoder stack of more than ``TEMPLATE_LAYERS`` alike layers: the same
@@ -514,10 +514,12 @@ def graph_template(
     ``export(module, inputs)``, and the ``Restack`` that makes the whole program of it
     once lowered, as ``template_of`` gives for a stitched program; else None (nothing
     exported). The torch.compile backend thus lowers a stack once per distinct layer, as
-    ``deplodock.compile`` does; the restacked module must take the inputs of ``program``
-    (the whole graph's export) in its order (``Restack.arg_names``: its placeholders
-    but the numbers it specialised, as ``frontends.export`` imports them), else the
-    caller lowers every layer."""
+    ``deplodock.compile`` does. The restacked module takes the inputs the whole graph's
+    export would take, in its order (``Restack.arg_names``): torch.export names a
+    graph module's inputs after its placeholders (once its ``forward`` is generated) and
+    specialises the numbers among them, so they are ``gm``'s tensor placeholders; the
+    whole graph is never exported (``test_torch_backend.py`` checks the program against
+    the whole export's, name for name and down to the CUDA)."""
     from deplodock.restack import TEMPLATE_LAYERS, LayerNaming, Restack
 
     cut = _cut(gm)
@@ -526,10 +528,11 @@ def graph_template(
     small, kept, layers = cut
     template = export(small, *[example_inputs[k] for k in kept])
     layer_of, counts = node_layers(template)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     names = tuple(
         n.name
-        for n in program.graph.nodes
-        if n.op == "placeholder" and not isinstance(n.meta.get("val"), bool | int | float)
+        for n, value in zip(placeholders, example_inputs, strict=True)
+        if isinstance(value, torch.Tensor)
     )
     return template, Restack(LayerNaming(layer_of, counts, TEMPLATE_LAYERS), layers, names)
 

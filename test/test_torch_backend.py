@@ -360,12 +360,23 @@ def test_a_stack_is_lowered_once_per_layer_and_restacked(
     ids = torch.randint(0, 128, (1, 8))
     import deplodock.frontends.layers as layers
 
-    made, runs = [], []
+    made, runs, graphs = [], [], []
     monkeypatch.setattr(
         layers, "graph_template", lambda *a: made.append(graph_template(*a)) or made[-1]
     )
+    exported = []
+    import deplodock.api as api
+
+    real_capture = api.capture
+
+    def spy_capture(module, *inputs):  # which graphs the backend exports
+        exported.append(len(module.graph.nodes))
+        return real_capture(module, *inputs)
+
+    monkeypatch.setattr(api, "capture", spy_capture)
 
     def within_dynamo(gm, example_inputs):  # the graph as dynamo hands it over: lazy
+        graphs.append((gm, list(example_inputs)))
         runs.append(backend.deplodock_backend(gm, example_inputs))
         return gm.forward  # compiled, not run: no GPU here
 
@@ -378,7 +389,14 @@ def test_a_stack_is_lowered_once_per_layer_and_restacked(
     stats = capsys.readouterr().err
     assert made[0] is not None and made[0][1].layers == 6
     assert "cut to four layers, export" in stats and "lower every layer" not in stats
-    whole = compile_exported(restacked.exported, cache=False)  # every layer lowered
+    # only the cut is exported, never dynamo's whole graph
+    ((gm, inputs),) = graphs
+    assert len(exported) == 1 and exported[0] < len(gm.graph.nodes)
+    assert "capture (torch.export)" not in stats
+    assert restacked.exported is None and restacked.constants == {}
+    _, program = real_capture(gm, *inputs)
+    assert restacked.out_spec == program.call_spec.out_spec
+    whole = compile_exported(program, cache=False)  # every layer lowered
     assert restacked.program.kernel_names == whole.kernel_names
     assert [(i.name, i.shape) for i in restacked.program.inputs] == [
         (i.name, i.shape) for i in whole.inputs
@@ -387,9 +405,9 @@ def test_a_stack_is_lowered_once_per_layer_and_restacked(
     assert "layers_modules_5" in restacked.program.inputs[-3].name
     # four layers are not cut; a model of no layers is not a stack
     ((four, four_inputs),) = _graphs(CausalLMLogits(build_model(tiny_decoder("llama", 4))), ids)
-    assert graph_template(four, four_inputs, None, None) is None
+    assert graph_template(four, four_inputs, None) is None
     ((block, block_inputs),) = _graphs(_Block(), torch.randn(4, 16))
-    assert graph_template(block, block_inputs, None, None) is None
+    assert graph_template(block, block_inputs, None) is None
 
 
 class _Residual(torch.nn.Module):
@@ -427,7 +445,7 @@ def test_a_plain_stack_is_cut_and_its_lowering_checked(monkeypatch, tmp_path) ->
     monkeypatch.setattr(backend, "_runs_here", lambda inputs: None)
     ((gm, inputs),) = _graphs(_Stack(), torch.randn(4, 32))
     _, program = capture(gm, *inputs)
-    template, restacker = graph_template(gm, inputs, lambda m, *i: capture(m, *i)[1], program)
+    template, restacker = graph_template(gm, inputs, lambda m, *i: capture(m, *i)[1])
     assert restacker.layers == 7
     assert sum(n.op == "placeholder" for n in template.graph.nodes) == 11  # x, 4 x 2, head
     compiled = backend.deplodock_backend(gm, inputs).deplodock

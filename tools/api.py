@@ -419,8 +419,9 @@ def compile_layers_once(
     """``compile_program`` of an ExportedProgram (or of ``imported``, its import, lowered
     to any level; ``restack`` where that is a stack's template): a stitched decoder stack
     lowered as its four-layer template and restacked (``frontends.layers.template_of``),
-    else, or where its layers do not lower alike, the whole program; collecting garbage
-    rarely (``boundary.collect_rarely``)."""
+    else, or where its layers do not lower alike, the whole program (``program`` None:
+    the caller has only the template, and ``NotRestackable`` reaches it); collecting
+    garbage rarely (``boundary.collect_rarely``)."""
     from deplodock.boundary import collect_rarely
 
     with collect_rarely():
@@ -441,6 +442,8 @@ def _compile_layers_once(program, arch, cache, imported, restack, stages):
         with stages.step("lower to kernel, NVRTC"):
             return compile_program(imported, arch=arch, cache=cache, restack=restack)
     except NotRestackable:
+        if program is None:  # the caller has only the template: it lowers the whole
+            raise
         with stages.step("lower every layer, NVRTC"):
             return compile_program(_import(program), arch=arch, cache=cache)
 

@@ -8,7 +8,10 @@ time it meets a backend name it does not know. Nothing needs importing first.
 Dynamo hands the backend each captured graph as an FX ``GraphModule`` (torch-level calls,
 parameters lifted to placeholders) with example inputs. The backend exports that
 GraphModule with ``torch.export`` (what the frontend imports), lowers it and compiles it
-with ``deplodock.compile``, and returns a callable with the graph's signature. Where it
+with ``deplodock.compile``, and returns a callable with the graph's signature; a decoder
+stack of alike layers is exported cut to four layers, lowered once per distinct layer
+and restacked (``frontends.layers.graph_template``), the whole graph never exported
+unless its lowered layers turn out not to repeat. Where it
 cannot, it warns (``warnings.warn``, category ``DeplodockFallbackWarning``) and returns
 ``gm.forward``, so that graph runs in eager PyTorch and the program still works:
 
@@ -110,17 +113,33 @@ def _recompiled(gm: torch.fx.GraphModule) -> None:
     _LazyGraphModule.force_recompile(gm)
 
 
-def _template(
-    gm: torch.fx.GraphModule, example_inputs: Sequence[Any], capture: Callable, program: Any
-):
+def _template(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], capture: Callable):
     """``frontends.layers.graph_template`` of dynamo's graph (a decoder stack lowered as
-    four layers and restacked, as ``deplodock.compile`` lowers it), or None: not a stack
-    of alike layers, or its cut not exported (then every layer is lowered, as before)."""
+    four layers and restacked, as ``deplodock.compile`` lowers it), or None: inputs that
+    are not all tensors (numbers are captured apart), not a stack of alike layers, its cut
+    not exported, or constants in it (their names follow the whole program's numbering):
+    then the whole graph is exported and every layer lowered, as before."""
     from deplodock.frontends.layers import graph_template
 
+    if not all(isinstance(value, torch.Tensor) for value in example_inputs):
+        return None
     try:
-        return graph_template(gm, list(example_inputs), lambda m, *i: capture(m, *i)[1], program)
+        found = graph_template(gm, list(example_inputs), lambda m, *i: capture(m, *i)[1])
     except Exception:  # the whole graph exported: lowering it all is still right
+        return None
+    return None if found is None or found[0].constants else found
+
+
+def _restacked(imported, restack, arch: str, stages):
+    """The ``CompiledProgram`` of dynamo's graph from its lowered four-layer template
+    (``imported``) restacked, or None where the lowered layers do not repeat under moved
+    names (``restack.NotRestackable``: the caller exports and lowers the whole graph)."""
+    from deplodock.api import compile_layers_once
+    from deplodock.restack import NotRestackable
+
+    try:
+        return compile_layers_once(None, arch, None, imported, restack, stages)
+    except NotRestackable:
         return None
 
 
@@ -205,19 +224,21 @@ def _compiled_or_fallback(
         return _runner(Compiled(gm, None, program, constants=entry.constants, out_spec=out_spec))
     try:
         _recompiled(gm)
-        with stages.step("capture (torch.export)"):
-            module, program = capture(gm, *example_inputs)
-        unreal = _fake_constants(program.constants)
-        if unreal:
-            return _fallback(gm, f"its constants {', '.join(unreal)} were captured without data")
-        # a graph exported to a program compiled before comes from the program cache
-        cached = cached_exported(program, arch)
-        imported = template = None
+        with stages.step("cut to four layers, export"):
+            template = _template(gm, example_inputs, capture)
+        module, program, cached = gm, None, None
+        if template is None:
+            with stages.step("capture (torch.export)"):
+                module, program = capture(gm, *example_inputs)
+            unreal = _fake_constants(program.constants)
+            if unreal:
+                return _fallback(gm, f"its constants {', '.join(unreal)} were captured without data")
+            # a graph exported to a program compiled before comes from the program cache
+            cached = cached_exported(program, arch)
+        imported = None
         if cached is None:
             from deplodock.pipeline import lower  # (xDSL and the passes: a hit needs neither)
 
-            with stages.step("cut to four layers, export"):
-                template = _template(gm, example_inputs, capture, program)
             with stages.step("import, lower to loop"):
                 imported = _import(template[0] if template else program)
                 lower(imported, to="loop")  # every unsupported op is found here, GPU or not
@@ -227,18 +248,24 @@ def _compiled_or_fallback(
     if why is not None:
         return _fallback(gm, why)
     try:
-        compiled_program = cached or compile_exported(
-            program,
-            arch,
-            imported=imported,
-            restack=template[1] if template else None,
-            stages=stages,
-        )
-        compiled = Compiled(module, program, compiled_program)
+        if template is not None:
+            compiled_program = _restacked(imported, template[1], arch, stages)
+            if compiled_program is None:  # the layers do not lower alike: every layer
+                with stages.step("capture (torch.export)"):
+                    module, program = capture(gm, *example_inputs)
+        if program is not None:
+            compiled_program = cached or compile_exported(
+                program, arch, imported=None if template else imported, stages=stages
+            )
+        if program is None:
+            out_spec = template[0].call_spec.out_spec  # the cut keeps the graph's output
+            compiled = Compiled(module, None, compiled_program, constants={}, out_spec=out_spec)
+        else:
+            compiled = Compiled(module, program, compiled_program)
     except Exception as error:  # NVRTC on generated code: a deplodock bug, said plainly
         return _fallback(gm, f"compiling it failed: {type(error).__name__}: {error}")
     if key is not None:
-        info = {"out_spec": treespec_dumps(program.call_spec.out_spec)}
-        store.put(key, ProgramEntry.of(compiled_program, program.constants, info))
+        info = {"out_spec": treespec_dumps(compiled.out_spec)}
+        store.put(key, ProgramEntry.of(compiled_program, compiled.constants, info))
     stages.print()
     return _runner(compiled)
