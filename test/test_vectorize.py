@@ -3,6 +3,8 @@ which accesses ``vector_access`` proves 16-byte wide (the emitter's rule)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
@@ -152,7 +154,7 @@ def test_register_tile_rows_are_stored_sixteen_bytes_at_a_time() -> None:
     compile_cuda(source, arch="sm_90")
     for expr, planned, packed in (
         ("torch.mm(torch.randn(2048,16), torch.randn(16,2048))", 4, True),
-        ("torch.mm(torch.randn(2039,16), torch.randn(16,2048))", 4, False),  # rows guarded
+        ("torch.mm(torch.randn(2039,16), torch.randn(16,2048))", 4, True),  # rows guarded
         ("torch.mm(torch.randn(1024,1024), torch.randn(1024,1024))", 1, False),  # compute
     ):
         module = _kernel_module(expr)
@@ -161,10 +163,37 @@ def test_register_tile_rows_are_stored_sixteen_bytes_at_a_time() -> None:
         assert schedules[0].stores.data == planned, expr
         assert ("make_float4(" in source) == packed, expr
         compile_cuda(source, arch="sm_90")
+        if "2039" in expr:  # an edge tile's rows: each row of four under its row's guard
+            lines = [line.strip() for line in source.splitlines() if "mm_b[" in line]
+            assert lines and all(
+                re.fullmatch(r"if \(\((a0_r\d+)\) < 2039\) \*reinterpret_cast<float4\*>"
+                             r"\(&mm_b\[\1 \* 2048 \+ a1_c[04]\]\) = make_float4\(.*\);", line)
+                for line in lines
+            ), lines[:3]
     # the compute-bound product's rows would pack: only its plan keeps them scalar
     op = next(k for k in module.walk() if isinstance(k, kernel.KernelOp))
     outputs = set(op.body.block.args[len(op.inputs) :])
     assert packed_stores(op.body.block, outputs)
+
+
+def test_guarded_stores_pack_only_under_one_guard() -> None:
+    """An edge tile's columns (2048x16 @ 16x2039): a thread's first four columns are in
+    bounds and pack; the next four each test their own column against 2039, so some may
+    be written and some not: they stay scalar, each under its guard."""
+    from deplodock.backends.cuda.emit import emit_cuda, packed_stores
+
+    module = _kernel_module("torch.mm(torch.randn(2048,16), torch.randn(16,2039))")
+    # the product (k_mm_align1 copies the 16 x 2039 operand into rows padded to 2040)
+    (op,) = [k for k in module.walk() if isinstance(k, kernel.KernelOp) and k.sym_name.data == "k_mm"]
+    outputs = set(op.body.block.args[len(op.inputs) :])
+    stores = [o for o in op.walk() if isinstance(o, kernel.StoreOp) and o.buffer in outputs]
+    block = stores[0].parent_block()
+    runs = packed_stores(block, outputs)
+    packed = [s for run in runs.values() for s in run]
+    guarded = [o for o in block.ops if o in stores and o.guarded_dims()]
+    assert runs and guarded and not set(packed) & set(guarded)
+    source = emit_cuda(module)
+    assert re.search(r"^ *if \(\(a1_c4\) < 2039\) mm_b\[a0_r0 \* 2039 \+ a1_c4\] = ", source, re.M)
 
 
 def test_only_a_product_bound_by_its_output_stores_four_at_a_time() -> None:

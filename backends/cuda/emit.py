@@ -628,6 +628,17 @@ def _lane_offset(
     return tuple(sorted(terms.items())), constant
 
 
+def _guard_key(op: kernel.StoreOp, ids: dict[SSAValue, int]) -> tuple:
+    """What a guarded store tests (``_KernelEmitter.guard``): each guarded dimension
+    with its index expression over the index values (numbered in ``ids`` by identity);
+    () when unguarded. Stores of equal keys are in bounds together."""
+    dims = [AffineExpr.dimension(ids.setdefault(v, len(ids))) for v in op.indices]
+    results = op.map.data.results
+    return tuple(
+        (d, str(results[d].replace_dims_and_symbols(dims, []))) for d in op.guarded_dims()
+    )
+
+
 def _runs_of_four(groups: dict[tuple, dict[int, Operation]]) -> list[list[Operation]]:
     """In each group of accesses by constant offset, the runs at ``base + 0 .. 3`` with
     ``base`` a multiple of four, each in lane order."""
@@ -642,10 +653,12 @@ def _runs_of_four(groups: dict[tuple, dict[int, Operation]]) -> list[list[Operat
 def packed_stores(
     block: Block, outputs: set[SSAValue]
 ) -> dict[kernel.StoreOp, list[kernel.StoreOp]]:
-    """Runs of four unguarded 4-byte stores in ``block`` to one kernel output whose
-    offsets are ``base + 0..3`` (``_lane_offset`` through index math, ``base`` a multiple
-    of four in every term): each run's last store (program order) -> the run in lane
-    order. One 16-byte store writes them there (every buffer starts 16-byte aligned:
+    """Runs of four 4-byte stores in ``block`` to one kernel output whose offsets are
+    ``base + 0..3`` (``_lane_offset`` through index math, ``base`` a multiple of four in
+    every term), unguarded or all four under one guard (``_guard_key``: an edge tile's
+    row bound, the same index values in the same guarded dimensions, so the four are
+    written together or not at all): each run's last store (program order) -> the run
+    in lane order. One 16-byte store writes them there (every buffer starts 16-byte aligned:
     ``runtime.VECTOR_ALIGNMENT``): a register tile's row of four, a quarter of the store
     instructions of a matmul whose output is most of its traffic. Moving the run's first
     stores down to its last changes nothing when only these come between: ops that touch
@@ -663,14 +676,15 @@ def packed_stores(
                 epoch += 1
             continue
         if isinstance(op, kernel.StoreOp) and op.buffer in outputs:
-            lane = None if op.guarded_dims() else _lane_offset(op, ids, through=True)
+            lane = _lane_offset(op, ids, through=True)
             if lane is None:
                 epoch += 1
                 continue
-            key = (op.buffer, lane[0], epoch)
+            guard = _guard_key(op, ids)
+            key = (op.buffer, lane[0], guard, epoch)
             if current.get(op.buffer, key) != key or lane[1] in groups.get(key, {}):
                 epoch += 1  # another group of this output (its elements may alias), or
-                key = (op.buffer, lane[0], epoch)  # this element again: stores stay in order
+                key = (op.buffer, lane[0], guard, epoch)  # this element again: in order
             current[op.buffer] = key
             groups.setdefault(key, {}).setdefault(lane[1], op)
             continue
@@ -1070,7 +1084,9 @@ class _KernelEmitter:
             vtype = VECTOR_TYPES[scalar_type(op.value.type)] + "4"
             lane0 = self.access(run[0].buffer, run[0].map.data, run[0].indices)
             values = ", ".join(self.ref(member.value) for member in run)
-            self.line(f"*reinterpret_cast<{vtype}*>(&{lane0}) = make_{vtype}({values});")
+            guard = self.guard(op)  # the run's one guard (``_guard_key``), if any
+            test = f"if ({guard}) " if guard is not None else ""
+            self.line(f"{test}*reinterpret_cast<{vtype}*>(&{lane0}) = make_{vtype}({values});")
             return
         if op in self.packed:
             return  # written by its run's last store
