@@ -5,7 +5,7 @@
 # 2. the guarded float4 stores' speed: this build beside 0217aee (.whl/old, before them)
 #    on the same host, interleaved (`deplodock run -c EXPR --bench --no-torch-compile`);
 # 3. the backend's first call of TinyLlama (this build, 0217aee, Inductor) and Qwen2.5-7B
-#    (this build, Inductor), each in a fresh process and cache (first_call.py).
+#    (this build; its Inductor figure is call 1's), each in a fresh process and cache.
 R=$PWD
 python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
 python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/old .whl/old/*.whl .whl/xdsl*.whl .whl/ordered*.whl .whl/immutable*.whl
@@ -35,5 +35,5 @@ date
 DEPLODOCK_STATS=1 timeout 150 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b backend inductor 2>&1 | grep -v DEBUG | tee $OUT/first_call_tinyllama.log
 PYTHONPATH=/tmp/old DEPLODOCK_STATS=1 timeout 60 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py tinyllama-1.1b backend 2>&1 | grep -v DEBUG | sed "s/^/old: /" | tee $OUT/first_call_tinyllama_old.log
 date
-DEPLODOCK_STATS=1 timeout 150 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py qwen2.5-7b backend inductor 2>&1 | grep -v DEBUG | tee $OUT/first_call_qwen.log
+DEPLODOCK_STATS=1 timeout 150 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py qwen2.5-7b backend 2>&1 | grep -v DEBUG | tee $OUT/first_call_qwen.log
 date
