@@ -313,6 +313,31 @@ def test_run_model_no_gpu_ok_compiles(capsys) -> None:
     assert re.search(r"lower to loop +\d+\.\d\d s +\d+ MB", table)
 
 
+def test_run_builds_the_weights_on_the_cpu_when_the_gpu_cannot(monkeypatch, capsys) -> None:
+    """``run MODEL`` builds its random weights on the GPU (seconds, where the CPU takes a
+    minute for 7B); where that raises (out of memory, say) it builds them on the CPU and
+    says why, rather than stopping."""
+    import argparse
+
+    from deplodock import cli
+
+    asked = []
+
+    def build(args, device):
+        asked.append(device)
+        if device == "cuda":
+            raise RuntimeError("CUDA out of memory. Tried to allocate 28.00 GiB\nmore")
+        return "built"
+
+    monkeypatch.setattr(cli, "_model_unexported", build)
+    assert cli._weights_on_gpu(argparse.Namespace()) == ("built", "cpu")
+    assert asked == ["cuda", "cpu"]
+    err = capsys.readouterr().err
+    assert "not built on the GPU (CUDA out of memory. Tried to allocate 28.00 GiB)" in err
+    monkeypatch.setattr(cli, "_model_unexported", lambda args, device: device)
+    assert cli._weights_on_gpu(argparse.Namespace()) == ("cuda", "cuda")
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_run_model_matches_transformers(capsys) -> None:
@@ -326,3 +351,4 @@ def test_run_model_matches_transformers(capsys) -> None:
     assert "logits (1, 32, 32000)" in out and "OK" in out and "GPU time per call" in out
     for step in ("build the model (random weights)", "first run, eager reference"):
         assert re.search(rf"^  {re.escape(step)} +\d+\.\d\d s +\d+ MB", captured.err, re.M)
+    assert "(random weights, cuda)" in out  # built on the GPU

@@ -166,8 +166,11 @@ def test_register_tile_rows_are_stored_sixteen_bytes_at_a_time() -> None:
         if "2039" in expr:  # an edge tile's rows: each row of four under its row's guard
             lines = [line.strip() for line in source.splitlines() if "mm_b[" in line]
             assert lines and all(
-                re.fullmatch(r"if \(\((a0_r\d+)\) < 2039\) \*reinterpret_cast<float4\*>"
-                             r"\(&mm_b\[\1 \* 2048 \+ a1_c[04]\]\) = make_float4\(.*\);", line)
+                re.fullmatch(
+                    r"if \(\((a0_r\d+)\) < 2039\) \*reinterpret_cast<float4\*>"
+                    r"\(&mm_b\[\1 \* 2048 \+ a1_c[04]\]\) = make_float4\(.*\);",
+                    line,
+                )
                 for line in lines
             ), lines[:3]
     # the compute-bound product's rows would pack: only its plan keeps them scalar
@@ -184,7 +187,9 @@ def test_guarded_stores_pack_only_under_one_guard() -> None:
 
     module = _kernel_module("torch.mm(torch.randn(2048,16), torch.randn(16,2039))")
     # the product (k_mm_align1 copies the 16 x 2039 operand into rows padded to 2040)
-    (op,) = [k for k in module.walk() if isinstance(k, kernel.KernelOp) and k.sym_name.data == "k_mm"]
+    (op,) = [
+        k for k in module.walk() if isinstance(k, kernel.KernelOp) and k.sym_name.data == "k_mm"
+    ]
     outputs = set(op.body.block.args[len(op.inputs) :])
     stores = [o for o in op.walk() if isinstance(o, kernel.StoreOp) and o.buffer in outputs]
     block = stores[0].parent_block()

@@ -805,7 +805,7 @@ def _run_model(args: argparse.Namespace) -> int:
     logits; then deplodock, eager and torch.compile timed side by side.
 
     The model is the real transformers class built from its config with random weights
-    (the transformers initialisation, seed 0), every parameter then perturbed by
+    (the transformers initialisation, seed 0, run on the GPU), every parameter then perturbed by
     N(0, 0.02²) drawn from ``--seed``, so norm weights are not all ones and a kernel
     reading the wrong weight element shows; token ids (or hidden states for a layer) are
     drawn from ``--seed`` too. Without a GPU it says so and exits 2 before building
@@ -890,12 +890,12 @@ def _run_model(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     started = time.perf_counter()
     with steps.step("build the model (random weights)"):
-        built = _model_unexported(args, device)  # the weights: the capture built none
+        built, where = _weights_on_gpu(args)  # the capture built none
         if captured is None:
             captured = built
         else:
             captured.module = built.module
-        print(f"  model built in {time.perf_counter() - started:.1f} s (random weights, {device})")
+        print(f"  model built in {time.perf_counter() - started:.1f} s (random weights, {where})")
         model, user_inputs = _model_on_gpu(captured, seed)
     compiled = Compiled(model, captured.program, program, constants=constants)
     inputs = compiled.arguments(*user_inputs)
@@ -951,6 +951,22 @@ def _model_key(args: argparse.Namespace, device: str) -> str:
     spec = resolve(args.file)  # an unknown name is told here
     identity = program_identity(spec, device=device, **_model_options(args))
     return program_key(["model", identity], args.arch)
+
+
+def _weights_on_gpu(args: argparse.Namespace):
+    """(the model ``_load`` would capture, with its weights, where they were built): built
+    on the GPU, where transformers initialises a 7B model in seconds (about 70 s on the
+    CPU); on the CPU where that fails (the GPU's memory, say), said on stderr. Eager and
+    deplodock then run the same weights either way."""
+    import torch
+
+    try:
+        return _model_unexported(args, "cuda"), "cuda"
+    except RuntimeError as error:  # torch.cuda.OutOfMemoryError is one
+        torch.cuda.empty_cache()
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"deplodock: weights not built on the GPU ({reason}): on the CPU", file=sys.stderr)
+        return _model_unexported(args, "cpu"), "cpu"
 
 
 def _model_unexported(args: argparse.Namespace, device: str):

@@ -232,7 +232,9 @@ def _compiled_or_fallback(
                 module, program = capture(gm, *example_inputs)
             unreal = _fake_constants(program.constants)
             if unreal:
-                return _fallback(gm, f"its constants {', '.join(unreal)} were captured without data")
+                return _fallback(
+                    gm, f"its constants {', '.join(unreal)} were captured without data"
+                )
             # a graph exported to a program compiled before comes from the program cache
             cached = cached_exported(program, arch)
         imported = None

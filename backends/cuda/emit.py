@@ -634,9 +634,7 @@ def _guard_key(op: kernel.StoreOp, ids: dict[SSAValue, int]) -> tuple:
     () when unguarded. Stores of equal keys are in bounds together."""
     dims = [AffineExpr.dimension(ids.setdefault(v, len(ids))) for v in op.indices]
     results = op.map.data.results
-    return tuple(
-        (d, str(results[d].replace_dims_and_symbols(dims, []))) for d in op.guarded_dims()
-    )
+    return tuple((d, str(results[d].replace_dims_and_symbols(dims, []))) for d in op.guarded_dims())
 
 
 def _runs_of_four(groups: dict[tuple, dict[int, Operation]]) -> list[list[Operation]]:
