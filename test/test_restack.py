@@ -133,21 +133,48 @@ def test_the_cli_compiles_a_stack_once(llama6, tmp_path, monkeypatch) -> None:
     from deplodock import restack as restack_module
 
     llama6.config.save_pretrained(tmp_path / "model")
-    calls = []
+    calls, made = [], []
     real = restack_module.stacked
     monkeypatch.setattr(restack_module, "stacked", lambda *a: calls.append(a[2]) or real(*a))
+    complete = restack_module.Stacked.complete
+    monkeypatch.setattr(
+        restack_module.Stacked, "complete", lambda self: made.append(1) or complete(self)
+    )
     out = tmp_path / "once.cu"
     args = [str(tmp_path / "model"), "--seq", "8", "--ir", "cuda", "--no-cache", "-q"]
     assert cli.main(["compile", *args, "-o", str(out)]) == 0
-    assert calls == [6]
+    assert calls == [6] and not made  # the CUDA text renames the copies: none is made
     assert out.read_text() == emit.emit_cuda(llama6.whole)
+    assert cli.main(["compile", *args[:-2], "--ir", "kernel", "--no-cache", "-q"]) == 0
+    assert made  # the IR needs them
+
+
+def test_a_stacks_cuda_needs_no_copies_made(llama6, monkeypatch) -> None:
+    """``emit_cuda(module, stacked)`` writes the unmade copies as their templates' text
+    renamed, in the order the completed module holds them: the CUDA of lowering every
+    layer, no copy made. Where renaming is not shown sound (a renaming that moves
+    nothing) it makes the copies and walks every kernel: the same CUDA."""
+    module = llama6.template.clone()
+    stacked = llama6.restacker.stacked(module)
+    unmade = stacked.unmade()
+    assert unmade and emit.emit_cuda(module, stacked) == emit.emit_cuda(llama6.whole)
+    assert not stacked.done and stacked.unmade() == unmade
+    module = llama6.template.clone()
+    stacked = llama6.restacker.stacked(module)
+    monkeypatch.setattr(
+        type(stacked),
+        "renamed_copies",
+        lambda self: emit.RenamedCopies(self.copies, lambda text, times: text),
+    )
+    assert emit.emit_cuda(module, stacked) == emit.emit_cuda(llama6.whole)
+    assert stacked.done
 
 
 def test_compile_layers_once_restacks(tiny_decoder, monkeypatch) -> None:
     """``deplodock.compile``'s and ``run``'s compile: the template lowered, restacked,
     compiled with NVRTC to the same kernels as the whole program: the same plan,
-    arguments, compile units (each copy running its template's) and resources, with the
-    interior copies made only when the IR is asked for."""
+    arguments, compile units (each copy running its template's), resources and CUDA, with
+    the interior copies made only when the IR is asked for."""
     from deplodock import restack as restack_module
     from deplodock.api import compile_layers_once
     from deplodock.pipeline import compile_program
@@ -168,8 +195,10 @@ def test_compile_layers_once_restacks(tiny_decoder, monkeypatch) -> None:
     ]
     assert once.resources == whole.resources
     assert once._stacked is not None
-    assert once.source == whole.source  # the copies made now
-    assert once._stacked is None and _text(once.module) == _text(whole.module)
+    assert once.source == whole.source  # the copies' CUDA renamed: still none made
+    assert once._stacked is not None
+    assert _text(once.module) == _text(whole.module)  # the IR: the copies made now
+    assert once._stacked is None
 
 
 def test_the_deferred_copies_list_as_made(llama6) -> None:

@@ -581,13 +581,16 @@ def _compile(args: argparse.Namespace) -> int:
             f"deplodock lowers, it does not raise (choose one of {below})"
         )
     _lower_by_level(module, target, args, steps, args.stats)
+    stacked = None
     if getattr(captured, "restack", None) is not None:
-        module = _restacked(module, captured, target, args, steps)
+        # the CUDA text needs no copies made (emit_cuda renames them), the IR does
+        defer = args.ir == "cuda" and not args.resources
+        module, stacked = _restacked(module, captured, target, args, steps, defer)
     if args.ir == "cuda":
         from deplodock.backends.cuda.emit import emit_cuda
 
         with steps.step("emit CUDA"):
-            text = emit_cuda(module)
+            text = emit_cuda(module, stacked)
         if args.resources:
             _print_resources(module, text, args.arch)
     elif args.debuginfo:
@@ -606,22 +609,27 @@ def _compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _restacked(module, captured, target: str, args: argparse.Namespace, steps: _Steps):
-    """The lowered template made the whole stack (``deplodock.restack``), or, where its
-    layers do not repeat alike, the whole program imported and lowered."""
+def _restacked(
+    module, captured, target: str, args: argparse.Namespace, steps: _Steps, defer: bool = False
+):
+    """(the lowered template made the whole stack (``deplodock.restack``), None), or with
+    ``defer`` (the module, its ``restack.Stacked``: the interior copies not made); or,
+    where its layers do not repeat alike, (the whole program imported and lowered, None)."""
     from deplodock.restack import NotRestackable
 
     try:
         with steps.step(f"restack to {captured.restack.layers} layers"):
-            captured.restack(module)
-        return module
+            stacked = captured.restack.stacked(module)
+            if not defer:
+                stacked.complete()
+        return module, stacked if defer else None
     except NotRestackable as e:
         from deplodock.frontends.export import import_program
 
         with steps.step(f"import every layer (not restacked: {e})"):
             module = import_program(captured.program).module
         _lower_by_level(module, target, args, steps, stats=False)
-        return module
+        return module, None
 
 
 def _write_output(args: argparse.Namespace, text: str) -> None:

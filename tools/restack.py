@@ -47,6 +47,7 @@ from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.clone import clone_op
 
 if TYPE_CHECKING:
+    from deplodock.backends.cuda.emit import RenamedCopies
     from deplodock.backends.cuda.runtime import Listing
 
 KERNELS = (loop.KernelOp, tile.KernelOp, kernel.KernelOp)
@@ -461,6 +462,7 @@ class Stacked:
         if self.done:
             return
         self.done = True
+        renamed = self.renamed_copies()
         made: list[Operation] = []
 
         def value(ref: Ref) -> SSAValue:
@@ -475,10 +477,21 @@ class Stacked:
             made.append(copy)
         for op, operands in self.rewired.items():
             op.operands = [value(r) for r in operands]
-        if all(isinstance(op, kernel.KernelOp) for op, _, _ in self.pending) and self.pending:
-            from deplodock.backends.cuda.emit import RenamedCopies, emit_copies_renamed
+        if renamed is not None:
+            from deplodock.backends.cuda.emit import emit_copies_renamed
 
-            emit_copies_renamed(self.module, RenamedCopies(self.copies, self.naming.relabel))
+            emit_copies_renamed(self.module, renamed)
+
+    def renamed_copies(self) -> RenamedCopies | None:
+        """The copies as the emitter renames them from their templates' text, or None
+        where some are not kernels (then every kernel is emitted from its IR)."""
+        if not self.pending or not all(
+            isinstance(op, kernel.KernelOp) for op, _, _ in self.pending
+        ):
+            return None
+        from deplodock.backends.cuda.emit import RenamedCopies
+
+        return RenamedCopies(self.copies, self.naming.relabel)
 
     def listing(self) -> Listing:
         """The whole stack's ``@forward`` as its plan reads it (``runtime.Listing``), the

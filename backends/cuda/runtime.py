@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the IR side (xDSL, the dialects, the emitter) loads only to
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.ir import Operation
 
+    from deplodock.backends.cuda.emit import RenamedCopies
     from deplodock.dialects import kernel
     from deplodock.dialects.signature import GraphInput
 
@@ -111,6 +112,7 @@ class DeferredCopies(Protocol):
     def unmade(self) -> list[str]: ...
     def listing(self) -> Listing: ...
     def complete(self) -> None: ...
+    def renamed_copies(self) -> RenamedCopies | None: ...
 
 
 class CompiledProgram:
@@ -256,6 +258,8 @@ class CompiledProgram:
             )
         from deplodock.backends.cuda.emit import emit_cuda
 
+        if self._stacked is not None:  # a stack's copies renamed, not made (``emit_cuda``)
+            return emit_cuda(self._module_op, self._stacked)
         return emit_cuda(self.module)
 
     @property
