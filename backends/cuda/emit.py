@@ -65,7 +65,7 @@ import re
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING
+from typing import IO, Any, Protocol
 
 import numpy as np
 from xdsl.dialects import affine, arith, scf
@@ -108,9 +108,6 @@ from deplodock.dialects.combine import (
     groups,
 )
 from deplodock.dialects.loop import vector_of
-
-if TYPE_CHECKING:  # (the runtime imports this module)
-    from deplodock.backends.cuda.runtime import DeferredCopies
 
 INT32_MAX = 2**31 - 1
 
@@ -281,7 +278,20 @@ class EmitError(Exception):
     """The kernel-level module holds something CUDA C cannot be emitted for."""
 
 
-def emit_cuda(module: ModuleOp, stacked: DeferredCopies | None = None) -> str:
+class DeferredStack(Protocol):
+    """What ``emit_cuda`` reads of a decoder stack whose interior copies are not made yet
+    (a part of ``runtime.DeferredCopies``, which this module cannot import: the runtime
+    imports it; ``restack.Stacked`` is one)."""
+
+    done: bool
+
+    def unmade(self) -> list[str]: ...
+    def listing(self) -> Any: ...  # a ``runtime.Listing``: its ops' ``name`` and ``launch``
+    def renamed_copies(self) -> RenamedCopies | None: ...
+    def complete(self) -> None: ...
+
+
+def emit_cuda(module: ModuleOp, stacked: DeferredStack | None = None) -> str:
     """CUDA C for every ``kernel.kernel`` of ``module``, ready for NVRTC.
 
     ``stacked``: ``module`` is a decoder stack whose interior copies are not made yet
@@ -299,7 +309,7 @@ def emit_cuda(module: ModuleOp, stacked: DeferredCopies | None = None) -> str:
     return _with_preamble("\n\n".join(text for _, text in _kernel_functions(module)))
 
 
-def _deferred_functions(module: ModuleOp, stacked: DeferredCopies) -> list[str] | None:
+def _deferred_functions(module: ModuleOp, stacked: DeferredStack) -> list[str] | None:
     """The CUDA functions of ``stacked``'s whole program in order, its unmade copies
     renamed from their templates; None where the copies are not all kernels (``complete``
     then emits every kernel from its IR) or renaming is not shown sound."""

@@ -103,7 +103,8 @@ class DeferredCopies(Protocol):
     ``complete`` (a decoder stack's interior layers: ``deplodock.restack.Stacked``):
     ``copies`` maps each copy to (its template, how many layers on), ``rename(text,
     times)`` moves names, ``unmade()`` names the copies not in the module, ``listing()``
-    lists the whole program."""
+    lists the whole program, ``renamed_copies()`` says how the emitter may rename them
+    (``emit.DeferredStack``, what the emitter reads, is a part of this)."""
 
     done: bool
     copies: Mapping[str, tuple[str, int]]
