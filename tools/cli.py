@@ -964,13 +964,14 @@ def _model_key(args: argparse.Namespace, device: str) -> str:
 def _weights_on_gpu(args: argparse.Namespace):
     """(the model ``_load`` would capture, with its weights, where they were built): built
     on the GPU, where transformers initialises a 7B model in seconds (about 70 s on the
-    CPU); on the CPU where that fails (the GPU's memory, say), said on stderr. Eager and
-    deplodock then run the same weights either way."""
+    CPU); on the CPU, the way it was always built, where that raises anything (the GPU's
+    memory, say), said on stderr. Eager and deplodock then run the same weights either
+    way."""
     import torch
 
     try:
         return _model_unexported(args, "cuda"), "cuda"
-    except RuntimeError as error:  # torch.cuda.OutOfMemoryError is one
+    except Exception as error:  # out of memory, or a transformers that will not: the CPU
         torch.cuda.empty_cache()
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"deplodock: weights not built on the GPU ({reason}): on the CPU", file=sys.stderr)
