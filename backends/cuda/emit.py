@@ -681,9 +681,12 @@ def _guard_key(op: kernel.StoreOp, ids: dict[SSAValue, int]) -> tuple:
     """What a guarded store tests (``_KernelEmitter.guard``): each guarded dimension
     with its index expression over the index values (numbered in ``ids`` by identity);
     () when unguarded. Stores of equal keys are in bounds together."""
+    guarded = op.guarded_dims()
+    if not guarded:  # (most stores: no index expressions to spell)
+        return ()
     dims = [AffineExpr.dimension(ids.setdefault(v, len(ids))) for v in op.indices]
     results = op.map.data.results
-    return tuple((d, str(results[d].replace_dims_and_symbols(dims, []))) for d in op.guarded_dims())
+    return tuple((d, str(results[d].replace_dims_and_symbols(dims, []))) for d in guarded)
 
 
 def _runs_of_four(groups: dict[tuple, dict[int, Operation]]) -> list[list[Operation]]:
