@@ -8,5 +8,3 @@ for m in tinyllama-1.1b qwen2.5-7b; do
   DEPLODOCK_STATS=1 timeout 280 python3 $R/docs/bench/h200-2026-12-03-s16/first_call.py $m inductor api backend 2>&1 | grep -v DEBUG | tee $OUT/first_call_$m.log
   date
 done
-cd $R
-timeout 250 python3 docs/bench/h200-2026-12-06-s32/bigtile.py 2>&1 | grep -v DEBUG | tee $OUT/bigtile.log
