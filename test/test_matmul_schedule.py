@@ -38,6 +38,7 @@ from deplodock.passes.tile.analysis import (
 )
 from deplodock.passes.tile.schedule.matmul import (
     CANDIDATES,
+    MatmulTile,
     chunk_unroll,
     matmul_plan,
     matmul_tile,
@@ -88,6 +89,13 @@ CORPUS = {
         (8, 8),
         2,
         {"register-tile": {"tm": 8, "tn": 8, "threads_m": 16, "threads_n": 16}},
+    ),
+    # 128 x 128 block tiles in 128 threads, 16 x 8 per thread (the LM head's, at 4096)
+    "linear_16x8": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,32), torch.randn(128,32))",
+        (16, 8),
+        2,
+        {"register-tile": {"tm": 16, "tn": 8, "threads_m": 8, "threads_n": 16}},
     ),
     # bias and relu as the epilogue
     "bias_relu": Program(
@@ -655,8 +663,14 @@ def test_split_k() -> None:
 def test_cost_model() -> None:
     tiles = [c.tile for c in CANDIDATES]
     mixed_128, mixed_128x64, _, square_128 = tiles[:4]
-    # Big products take the biggest tile that still gives every SM a block.
-    assert matmul_tile(4096, 4096, 4096) == square_128
+    wide_128 = MatmulTile(16, 8, 8, 16, 8)  # 128 x 128 in 128 threads
+    # Big products take the biggest tile that still gives every SM a block; at 4096 and
+    # on an LM head (one block row streaming its weight) the 128-thread one (session 32,
+    # H100 host: 3130 -> 2998 us and 525 -> 384 us), not where the 8 x 8 tiles fill three
+    # blocks an SM (TinyLlama's gate at S=512: 306 us against its 379).
+    assert matmul_tile(4096, 4096, 4096) == wide_128
+    assert matmul_plan(128, 32000, 2048) == (wide_128, 1)
+    assert matmul_plan(512, 5632, 2048)[0] != wide_128
     big = matmul_tile(512, 5632, 2048)  # every SM gets a block
     assert (512 // big.block_m) * (5632 // big.block_n) >= 132
     # The choices the H200 sweep measured fastest (session 5): TinyLlama down_proj at S=32
@@ -666,7 +680,7 @@ def test_cost_model() -> None:
     assert matmul_plan(32, 2048, 5632) == (tiles[9], 16)
     assert matmul_plan(128, 2048, 5632) == (tiles[4], 8)
     assert matmul_plan(128, 3584, 18944) == (tiles[7], 16)
-    assert matmul_plan(4096, 4096, 4096) == (square_128, 1)
+    assert matmul_plan(4096, 4096, 4096) == (wide_128, 1)
     # Operands stored both ways (torch.matmul's), session 6: at 4096 the capped 128 x 128
     # tile with a K chunk of 16 unrolled whole (3034 -> 2968 us); attention's P.V at
     # S=512 in 128-thread 128 x 64 tiles (37.3 -> 32.3 us).

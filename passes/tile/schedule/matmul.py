@@ -110,6 +110,8 @@ CANDIDATES = (
     Candidate(MatmulTile(8, 8, 8, 16, 8), 4, True, (0.39, 0.89, 0.93, 0.90), False),  # 64 x 128
     Candidate(MatmulTile(4, 4, 16, 16, 16), 2, False, (0.53, 0.63)),  # 64 x 64
     Candidate(MatmulTile(4, 4, 8, 16, 16), 4, False, (0.31, 0.46, 0.54, 0.59)),  # 32 x 64
+    # 128 x 128 in 128 threads, 16 x 8 a thread (after the others: their indices stay):
+    Candidate(MatmulTile(16, 8, 8, 16, 8), 2, False, (0.65, 0.913), False, False),
     # Batches of small products (``bmm`` of 32 x 33 by 33 x 31), a short K staged whole;
     # provisional efficiencies (see below):
     Candidate(MatmulTile(4, 4, 16, 8, 16), 4, False, (0.31, 0.46, 0.54, 0.59), **_SMALL),  # 64 x 32
@@ -122,6 +124,15 @@ on the H200, with its residency as NVRTC 13.0 allocates registers:
 
 * 128 x 128 (8 x 8 a thread, 256 threads, 127-129 registers): 2 blocks an SM; a K chunk
   of 16 was 7% slower than 8 (session 5 sweep).
+* 128 x 128 in 128 threads (16 x 8 a thread, 217 registers, 2 blocks an SM; session 32,
+  ``docs/bench/h200-2026-12-06-s32/``, an H100 host): twice the FMAs a shared load of the
+  8 x 8 tile's, for single products only (measured on projections). Where each block
+  streams its own slab of a large weight from memory (an LM head: M = 128, one block row)
+  the 256-thread tile waits on its loads (TinyLlama's LM head 525 us, 0.67 of its
+  efficiency) and this one does not (383 us; cuBLAS 358); fitted on four shapes
+  (efficiency 0.91-0.92 at 2 blocks on the LM heads and TinyLlama's gate at S=512, 0.65
+  for a lone block on q at S=512), and slower than the 8 x 8 tiles where they fill 3
+  blocks an SM (gate at S=512: 379 against 306 us), which the model sees.
 * 128 x 64 and 64 x 128 with the 8 x 8 thread tile in 128 threads (session 5): the big
   tile's FMAs per shared load in blocks half its size, for the mid-size projections
   (TinyLlama gate at S=128: 106 -> 82 us). Twice each: with a K chunk of 16 (159
