@@ -786,3 +786,62 @@ def test_a_mod_of_multiples_is_bounded_by_their_step() -> None:
     assert expr_range(expr, [(0, 100), (0, 7)]) == (0, 48)
     assert expr_range((d0 * 16 + 4) % 64, [(0, 100)]) == (0, 60)  # 4 + 16k: a multiple of 4
     assert expr_range((d0 * 16 + 1) % 64, [(0, 100)]) == (0, 63)
+
+
+def _candidate_programs():
+    """Each single-product candidate of the planner (tile, chunk and cap as the planner
+    gives them), forced by ``register-tile``'s options on an ``x @ w.T`` of two of its block
+    tiles each way and on one that is ragged in M and N (edge tiles)."""
+    for c in CANDIDATES:
+        if not c.single or c.mixed is True or c.provisional:
+            continue
+        t = c.tile
+        label = f"{t.block_m}x{t.block_n}t{t.threads}k{t.bk}"
+        for m, n in ((2 * t.block_m, 2 * t.block_n), (t.block_m + 3, t.block_n + 5)):
+            expr = f"torch.nn.functional.linear(torch.randn(1,{m},96), torch.randn({n},96))"
+            yield pytest.param(expr, t, id=f"{label}-{m}x{n}")
+
+
+def _forced(expr: str, t: MatmulTile):
+    """``expr`` lowered to the kernel level in tile ``t``, which the test asserts it got."""
+    from deplodock.passes.tile.register_tile import RegisterTile
+
+    captured = capture_expression(expr)
+    imported = import_program(captured.program)
+    option = RegisterTile(t.tm, t.tn, t.threads_m, t.threads_n, t.bk)
+    lower(imported.module, to="kernel", options={"register-tile": option}, guard=False)
+    schedules = [
+        tile.schedule_of(k) for k in imported.module.walk() if isinstance(k, kernel.KernelOp)
+    ]
+    assert any(s is not None and s.thread_tile == (t.tm, t.tn) for s in schedules)
+    return captured, imported
+
+
+@pytest.mark.parametrize(("expr", "t"), list(_candidate_programs()))
+def test_every_candidate_tile_compiles_without_spills(expr: str, t: MatmulTile) -> None:
+    """NVRTC allocates every tile the planner may pick, divisible and with edge tiles,
+    without spilling (its ``resident`` assumes the registers it measured)."""
+    try:
+        from deplodock.backends.cuda.nvrtc import compile_cuda
+    except Exception as error:  # the NVRTC wheel is missing on this machine
+        pytest.skip(f"the CUDA backend's NVRTC is not importable here: {error}")
+    _, imported = _forced(expr, t)
+    for name, resources in compile_cuda(emit_cuda(imported.module), arch="sm_90").resources.items():
+        assert resources.spill_stores == 0 and resources.spill_loads == 0, (name, resources)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("expr", "t"), list(_candidate_programs()))
+def test_every_candidate_tile_matches_torch_on_the_gpu(expr: str, t: MatmulTile) -> None:
+    """Every tile the planner may pick, divisible and with edge tiles, against PyTorch on
+    the GPU with the output poisoned first (an element not written would show)."""
+    from deplodock.backends.cuda.driver import gpu_available
+    from deplodock.backends.cuda.runtime import CompiledProgram
+
+    if not gpu_available():
+        pytest.skip("needs a CUDA GPU")
+    captured, imported = _forced(expr, t)
+    program = CompiledProgram(imported.module)
+    args, _, reference = fresh_inputs(captured, imported.func, 5, device="cuda")
+    for got, want in zip(program(*args, poison=True), reference(), strict=True):
+        assert relative_error(got.cpu().numpy(), want.cpu().numpy()) <= RTOL
