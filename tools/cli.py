@@ -772,8 +772,7 @@ def _run(args: argparse.Namespace) -> int:
             "nothing run",
             file=sys.stderr,
         )
-        if args.stats:
-            steps.title = captured.source
+        if args.stats:  # (its title is the capture's: ``_load``)
             steps.print()
         return 0 if args.no_gpu_ok else EXIT_NO_GPU
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
@@ -783,7 +782,6 @@ def _run(args: argparse.Namespace) -> int:
         want = reference()
         torch.cuda.synchronize()
     if args.stats:
-        steps.title = captured.source
         steps.print()
     print(f"  inputs: fresh random (seed {seed}); parameters re-drawn at random")
     worst = 0.0
@@ -872,6 +870,7 @@ def _run_model(args: argparse.Namespace) -> int:
         if store is not None:
             with steps.step("program cache store"):
                 store.put(key, ProgramEntry.of(program, constants, info={"title": title}))
+    steps.title = title  # (a cache hit's, which nothing captured)
     print(f"deplodock run: {title}")
     if entry is not None:
         print(f"  compiled in {steps.total_s:.2f} s (program cache hit)")
@@ -892,7 +891,6 @@ def _run_model(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         if args.stats:
-            steps.title = title
             steps.print()
         return 0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
@@ -917,7 +915,6 @@ def _run_model(args: argparse.Namespace) -> int:
         want = reference()
         torch.cuda.synchronize()
     if args.stats:
-        steps.title = title
         steps.print()
     what = "token ids" if user_inputs[0].dtype == torch.int64 else "hidden states"
     print(f"  inputs: random {what} (seed {seed}); weights perturbed from the same seed")

@@ -12,18 +12,14 @@ with the K splits the planner gives it).
     python3 docs/bench/h200-2026-12-06-s32/lmhead.py [CASE ...]
 """
 
+import os
 import sys
 import warnings
 
-import torch
-
 warnings.filterwarnings("ignore")
-F = torch.nn.functional
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def _linear(m: int, n: int, k: int):
-    return F.linear, [lambda: torch.randn(1, m, k), lambda: torch.randn(n, k) / k**0.5]
-
+from bigtile import _linear  # noqa: E402  (x[1, M, K] @ w[N, K].T, as there)
 
 CASES = {
     "tinyllama_lmhead_S128": _linear(128, 32000, 2048),
