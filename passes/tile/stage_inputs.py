@@ -97,15 +97,17 @@ def stage_pays(
     )
 
 
-def large_slab_budget(target: Target, element_bytes: int) -> int:
+def large_slab_budget(
+    target: Target, element_bytes: int, blocks_per_sm: int = LARGE_BLOCKS_PER_SM
+) -> int:
     """The most a slab past ``max_bytes`` may take (0: none): the target's shared memory
-    shared by ``LARGE_BLOCKS_PER_SM`` blocks, less ``LARGE_RESERVE_BYTES`` each (110 KB on
+    shared by ``blocks_per_sm`` blocks, less ``LARGE_RESERVE_BYTES`` each (110 KB on
     the H200), on a target with ``cp.async`` (the fill has every copy of a thread in
     flight, which a kernel of few blocks an SM needs to keep memory busy) for elements it
     copies (4 bytes or more)."""
     if not target.cp_async or element_bytes < 4:
         return 0
-    return target.shared_bytes // LARGE_BLOCKS_PER_SM - LARGE_RESERVE_BYTES
+    return target.shared_bytes // blocks_per_sm - LARGE_RESERVE_BYTES
 
 
 def _uniform_key(expr: AffineExpr, operands, kernel: tile.KernelOp) -> AffineExpr | None:
@@ -350,6 +352,9 @@ class StageInputs(ModulePass):
     large: bool = True
     """Stage a kernel's one slab past ``max_bytes`` too, up to ``large_slab_budget``."""
 
+    large_blocks: int = LARGE_BLOCKS_PER_SM
+    """Blocks of a large slab an SM must hold at once (``LARGE_BLOCKS_PER_SM``)."""
+
     arch: str = DEFAULT_ARCH
     """The target (``deplodock.target``) whose shared memory and copies bound a large slab."""
 
@@ -358,7 +363,8 @@ class StageInputs(ModulePass):
         if not self.large:
             return 0
         element = buffer.type.element_type  # type: ignore[attr-defined]
-        return large_slab_budget(pass_target(self.name, self.arch), element_bytes(element))
+        target = pass_target(self.name, self.arch)
+        return large_slab_budget(target, element_bytes(element), self.large_blocks)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(

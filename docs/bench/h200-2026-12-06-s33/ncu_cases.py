@@ -28,4 +28,6 @@ for name in sys.argv[1:]:
         program(*inputs, poison=False)
         reference()
     torch.cuda.synchronize()
-    print(name, [(k.sym_name.data, list(k.grid_shape), list(k.block_shape)) for k in program.kernels])
+    print(
+        name, [(k.sym_name.data, list(k.grid_shape), list(k.block_shape)) for k in program.kernels]
+    )
