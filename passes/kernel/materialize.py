@@ -70,7 +70,14 @@ from deplodock.dialects import kernel, loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import combine_ops
 from deplodock.dialects.tile import WARP
-from deplodock.passes.kernel.stage_fills import fill_loop, index_constant, lower_buffered
+from deplodock.passes.kernel.stage_fills import (
+    HELD_FILL_ELEMENTS,
+    fill_loop,
+    holds_fill,
+    index_constant,
+    lower_buffered,
+    prefetch_loops,
+)
 from deplodock.passes.kernel.tma_fills import lower_tma
 from deplodock.passes.tile.analysis import is_pipelined
 
@@ -255,6 +262,9 @@ class _CombineLowering:
 class MaterializeKernel(RewritePattern):
     """``tile.kernel`` → ``kernel.kernel``: ids, axis indices, combines, shared arrays."""
 
+    def __init__(self, held_fill_elements: int = HELD_FILL_ELEMENTS):
+        self.held_fill_elements = held_fill_elements
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
         free = [str(extent) for _, extent, binding in op.axes if binding == "free"]
@@ -330,7 +340,8 @@ class MaterializeKernel(RewritePattern):
             for s in stages
         ]
         for stage, (first, last) in zip(stages, runs, strict=True):
-            _lower_stage(stage, tid, threads, rewriter, first, last)
+            held = holds_fill(stage, threads, self.held_fill_elements)
+            _lower_stage(stage, tid, threads, rewriter, first, last, held)
         rewriter.replace(op, new)
 
 
@@ -353,6 +364,7 @@ def _lower_stage(
     rewriter: PatternRewriter,
     first: bool = True,
     last: bool = True,
+    held: bool = False,
 ) -> None:
     """``tile.stage`` → shared array, cooperative strided fill, barrier (in place). An
     ``async`` stage at the top of the kernel is filled by ``cp.async`` (one commit, waited
@@ -380,8 +392,16 @@ def _lower_stage(
         zero = index_constant(0, "c0")
         ops.append(zero)
         tid = zero.result
-    fill = fill_loop(stage, shared.result, list(stage.indices), None, tid, threads, stage.is_async)
-    ops.append(fill)
+    indices = list(stage.indices)
+    if held and not stage.is_async:  # every load issued, then stored (``holds_fill``)
+        local, loads, stores = prefetch_loops(stage, shared.result, indices, None, tid, threads)
+        if isinstance(top, kernel.KernelOp):
+            ops.append(local)
+        else:  # a thread's array lives at the kernel's top level, as the shared one
+            rewriter.insert(local, InsertPoint.before(top))
+        ops += [*loads, *stores]
+    else:
+        ops.append(fill_loop(stage, shared.result, indices, None, tid, threads, stage.is_async))
     if stage.is_async:  # every copy of the fill in flight at once, then waited for
         ops += [kernel.CpAsyncCommitOp(), kernel.CpAsyncWaitOp(0)]
     if last:
@@ -450,9 +470,15 @@ class Materialize(ModulePass):
 
     name = "materialize"
 
+    held_fill_elements: int = HELD_FILL_ELEMENTS
+    """The most elements of a synchronous slab a thread fills through registers
+    (``stage_fills.holds_fill``; 0: every fill a strided loop)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([MaterializeKernel()], dce_enabled=False),
+            GreedyRewritePatternApplier(
+                [MaterializeKernel(self.held_fill_elements)], dce_enabled=False
+            ),
             apply_recursively=False,
         ).rewrite_module(op)
         PatternRewriteWalker(

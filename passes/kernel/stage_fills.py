@@ -68,6 +68,22 @@ from deplodock.dialects.affine_syntax import apply_op
 
 FILL_VECTOR = 4  # elements a thread copies at once: one 16-byte access
 
+HELD_FILL_ELEMENTS = 32
+"""The most elements of one slab a thread holds in registers in a synchronous fill
+(``holds_fill``)."""
+
+
+def holds_fill(stage: tile.StageOp, threads: int, most: int = HELD_FILL_ELEMENTS) -> bool:
+    """Cost function: fill a synchronous slab through registers (``prefetch_loops``' load
+    half, then its store half) when a thread copies between 2 and ``most``
+    (``HELD_FILL_ELEMENTS``) elements of it. The strided fill loop stores each element
+    before the next loads (a trip count that depends on the thread: the compiler unrolls
+    it a few deep at most), so few loads are in flight: a kernel of small blocks, each
+    filling its slabs once (``torch.bmm`` of 8192 products 32 x 33 @ 33 x 31), waits on
+    them."""
+    total = math.prod(stage.box_shape)
+    return 2 * threads <= total <= most * threads
+
 
 def slab_indices(shape: Sequence[int], flat: AffineExpr) -> list[AffineExpr]:
     """Row-major indices of flat element ``flat`` of an array of ``shape``."""
@@ -155,15 +171,17 @@ def prefetch_loops(
     stage: tile.StageOp,
     shared: SSAValue,
     origin_operands: Sequence[SSAValue],
-    buffer: SSAValue,
+    buffer: SSAValue | None,
     tid: SSAValue,
     threads: int,
 ) -> tuple[kernel.LocalOp, list[Operation], list[Operation]]:
-    """``fill_loop`` cut in two around the compute: the load half keeps a thread's
-    elements of the slab in a local array of its own, the store half puts them from there
-    into the shared array. Each half is one loop per pass ``j`` of the threads over the
-    slab (a thread's ``j``-th vector of ``V`` elements, ``V * (t + j * T) + v``, in slots
-    ``j * V + v``), so every slot index is a constant and the array lives in registers.
+    """``fill_loop`` cut in two (around the compute, or to issue every load before the
+    first store: ``holds_fill``; ``buffer`` None for a slab of one copy): the load half
+    keeps a thread's elements of the slab in a local array of its own, the store half puts
+    them from there into the shared array. Each half is one loop per pass ``j`` of the
+    threads over the slab (a thread's ``j``-th vector of ``V`` elements,
+    ``V * (t + j * T) + v``, in slots ``j * V + v``), so every slot index is a constant and
+    the array lives in registers.
     Returns (the local array, the load half, the store half)."""
     name = stage.result.name_hint or "slab"
     total = math.prod(stage.box_shape)

@@ -5,6 +5,9 @@ and torch.compile in one run (``deplodock.bench.variants``):
   with one block an SM (``stage-inputs{large_blocks=1}``: the whole row copied by
   ``cp.async``, every copy in flight), with the online loop or the two-pass one over the
   staged row (``online-softmax{min_row=...}``);
+* ``shapes/bmm/small``: each product's slabs filled through registers (every load issued
+  before the first store: ``stage_fills.holds_fill``), against the strided fill loop
+  (``materialize{held_fill_elements=0}``);
 * ``shapes/mm/tiny-k`` (bound by its 268 MB of output stores) with smaller thread tiles, so
   more blocks an SM overlap one's compute with another's stores.
 
@@ -30,11 +33,16 @@ CASES = {
         lambda x: torch.log_softmax(x, -1),
         [lambda: torch.randn(4096, 50257)],
     ),
+    "bmm_small": (
+        torch.bmm,
+        [lambda: torch.randn(8192, 32, 33), lambda: torch.randn(8192, 33, 31)],
+    ),
     "mm_tiny_k": (torch.mm, [lambda: torch.randn(8192, 16), lambda: torch.randn(16, 8192)]),
 }
 
 
 def variants(name: str):
+    from deplodock.passes.kernel.materialize import Materialize
     from deplodock.passes.loop.online_softmax import OnlineSoftmax
     from deplodock.passes.tile.register_tile import RegisterTile
     from deplodock.passes.tile.stage_inputs import StageInputs
@@ -45,6 +53,8 @@ def variants(name: str):
         out["staged1"] = {"stage-inputs": one}
         out["staged1_twopass"] = {"stage-inputs": one, "online-softmax": OnlineSoftmax(10**9)}
         out["twopass"] = {"online-softmax": OnlineSoftmax(10**9)}
+    if name == "bmm_small":
+        out["strided"] = {"materialize": Materialize(held_fill_elements=0)}
     if name == "mm_tiny_k":
         for tm, tn, th_m, th_n in ((4, 8, 16, 8), (8, 4, 16, 16), (4, 4, 16, 16), (8, 8, 8, 8)):
             rt = RegisterTile(tm=tm, tn=tn, threads_m=th_m, threads_n=th_n)
