@@ -324,24 +324,32 @@ def _reversed_fill(module: ModuleOp) -> kernel.ForOp:
     """Make the staging fill copy the row back to front: thread t fills the elements that
     thread 255 - t reads (still a complete, correct fill). With the strides of
     materialize each thread reads back exactly what it wrote, which no checker can fault;
-    reversed, every element crosses threads, as a vectorised fill's would."""
-    (fill,) = [
+    reversed, every element crosses threads, as a vectorised fill's would. The fill's
+    loops (one, or a load half into registers and a store half: ``holds_fill``) have their
+    global loads and shared stores reversed; returns the last of them, which the fill's
+    barrier follows."""
+    loops = [
         op
         for op in module.walk()
         if isinstance(op, kernel.ForOp)
         and any(
-            isinstance(o, kernel.StoreOp) and isinstance(o.buffer.owner, kernel.SharedOp)
+            isinstance(o, kernel.StoreOp)
+            and isinstance(o.buffer.owner, kernel.SharedOp | kernel.LocalOp)
+            and o.buffer.owner.sym_name.data.startswith("x_smem")
             for o in op.walk()
         )
     ]
-    for access in fill.walk():
-        if isinstance(access, kernel.LoadOp | kernel.StoreOp):
-            map_ = access.map.data
-            last = len(map_.results) - 1
-            flat = AffineExpr.dimension(map_.num_dims - 1)
-            results = (*map_.results[:last], AffineExpr.constant(2047) - flat)
-            access.properties["map"] = AffineMapAttr(AffineMap(map_.num_dims, 0, results))
-    return fill
+    for fill in loops:
+        for access in fill.walk():
+            if isinstance(access, kernel.LoadOp | kernel.StoreOp) and not isinstance(
+                access.buffer.owner, kernel.LocalOp
+            ):
+                map_ = access.map.data
+                last = len(map_.results) - 1
+                flat = AffineExpr.dimension(map_.num_dims - 1)
+                results = (*map_.results[:last], AffineExpr.constant(2047) - flat)
+                access.properties["map"] = AffineMapAttr(AffineMap(map_.num_dims, 0, results))
+    return loops[-1]
 
 
 def test_missing_barrier_after_the_staging_fill_is_a_race() -> None:
@@ -390,7 +398,9 @@ def test_planted_out_of_bounds_store(target: str) -> None:
         if isinstance(s.buffer.owner, kernel.SharedOp)
         and s.buffer.owner.sym_name.data == _shared_name(module)
     ]
-    outputs = [s for s in stores if not isinstance(s.buffer.owner, kernel.SharedOp)]
+    outputs = [
+        s for s in stores if not isinstance(s.buffer.owner, kernel.SharedOp | kernel.LocalOp)
+    ]
     store = shared[0] if target == "shared" else outputs[0]
     _shift_last_index(store)
     with pytest.raises(OutOfBounds) as caught:
