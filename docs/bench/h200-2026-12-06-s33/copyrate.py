@@ -29,6 +29,7 @@ def _softmax(m: int, n: int):
 CASES = {
     "softmax_odd_4096x50257": _softmax(4096, 50257),
     "softmax_4096x32768": _softmax(4096, 32768),
+    "softmax_8192x28000": _softmax(8192, 28000),
     "logsoftmax_odd_4096x50257": (
         lambda x: torch.log_softmax(x, -1),
         [lambda: torch.randn(4096, 50257)],
