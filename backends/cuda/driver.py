@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -58,6 +59,31 @@ class CudaDriverError(RuntimeError):
     def __init__(self, message: str, result: object = None):
         super().__init__(message)
         self.result = result
+
+
+PROGRAMMATIC_MIN_MAJOR = 9
+"""Programmatic dependent launch needs sm_90 or later (Hopper's ``griddepcontrol``)."""
+
+
+def programmatic_launch_enabled() -> bool:
+    """False when ``DEPLODOCK_PDL`` says off (``0``, ``off``, ``false``, ``no``); read at
+    each launch, so a process can compare both ways."""
+    return os.environ.get("DEPLODOCK_PDL", "1").strip().lower() not in {"0", "off", "false", "no"}
+
+
+def _waits_for_the_grid_ahead(module: LoadedModule) -> bool:
+    """Launch ``module``'s kernels with programmatic dependent launch: on sm_90 or later,
+    compiled for it, from a source whose kernels wait for the grid ahead before touching
+    memory (the emitter's ``griddepcontrol.wait``; a kernel without it could read what the
+    grid ahead has not written yet)."""
+    compiled = module.compiled
+    major, _ = torch.cuda.get_device_capability(module.device)
+    arch = int("".join(c for c in compiled.arch if c.isdigit()) or 0)
+    return (
+        major >= PROGRAMMATIC_MIN_MAJOR
+        and arch >= 10 * PROGRAMMATIC_MIN_MAJOR
+        and "griddepcontrol.wait" in compiled.source
+    )
 
 
 def gpu_available() -> bool:
@@ -193,6 +219,8 @@ class KernelFunction:
         self.module = module  # keeps the module loaded while this function lives
         self._handle = handle
         self._dynamic_shared_limit = _DEFAULT_DYNAMIC_SHARED_LIMIT
+        self._configs: dict[tuple, object] = {}  # cuLaunchKernelEx's configs, per shape
+        self._programmatic = _waits_for_the_grid_ahead(module)
         with _current(module._context):
             self._param_sizes = _param_sizes(handle)
 
@@ -245,6 +273,15 @@ class KernelFunction:
                     what=f"cuFuncSetAttribute({self.name}, max dynamic shared = {shared_bytes})",
                 )
                 self._dynamic_shared_limit = shared_bytes
+            params = ctypes.addressof(pointers) if holders else 0
+            what = (
+                f"cuLaunchKernel({self.name}, grid={grid}, block={block}, "
+                f"shared_bytes={shared_bytes})"
+            )
+            if self._programmatic and programmatic_launch_enabled():
+                config = self._config(grid, block, shared_bytes, handle)
+                _call(_cu.cuLaunchKernelEx, config, self._handle, params, 0, what=what + " (PDL)")
+                return
             _call(
                 _cu.cuLaunchKernel,
                 self._handle,
@@ -252,11 +289,37 @@ class KernelFunction:
                 *block,
                 shared_bytes,
                 _cu.CUstream(handle),
-                ctypes.addressof(pointers) if holders else 0,
+                params,
                 0,
-                what=f"cuLaunchKernel({self.name}, grid={grid}, block={block}, "
-                f"shared_bytes={shared_bytes})",
+                what=what,
             )
+
+    def _config(
+        self, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int, stream: int
+    ) -> object:
+        """The launch's ``CUlaunchConfig`` with programmatic stream serialization allowed:
+        the kernel may launch before the one ahead of it on the stream finishes, once every
+        block of that one has started (each kernel's ``griddepcontrol.launch_dependents``),
+        and waits for it to finish, its writes visible, before its first access to memory
+        (``griddepcontrol.wait``, the emitter's first statement on sm_90). The gap between
+        two launches, a microsecond or two, overlaps the first one's last blocks."""
+        key = (grid, block, shared, stream)
+        config = self._configs.get(key)
+        if config is None:
+            attribute = _cu.CUlaunchAttribute()
+            attribute.id = (
+                _cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            )
+            attribute.value.programmaticStreamSerializationAllowed = 1
+            config = _cu.CUlaunchConfig()
+            config.gridDimX, config.gridDimY, config.gridDimZ = grid
+            config.blockDimX, config.blockDimY, config.blockDimZ = block
+            config.sharedMemBytes = shared
+            config.hStream = _cu.CUstream(stream)
+            config.attrs = [attribute]
+            config.numAttrs = 1
+            self._configs[key] = config
+        return config
 
     def _pack(self, index: int, arg: object) -> ctypes._CData:
         """The C value of one argument, in memory the driver can copy from."""

@@ -291,6 +291,19 @@ class DeferredStack(Protocol):
     def complete(self) -> None: ...
 
 
+GRID_DEPENDENCY = [
+    "#if __CUDA_ARCH__ >= 900",
+    '  asm volatile("griddepcontrol.wait;" ::: "memory");',
+    '  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");',
+    "#endif",
+]
+"""Each kernel's first statements on sm_90 and later (programmatic dependent launch): wait
+until the grid ahead on the stream has finished and its writes are visible, then let the
+grid behind launch (it waits the same way). Launched with programmatic stream
+serialization (``driver.KernelFunction``), the next kernel's launch and its blocks'
+start overlap this one's last blocks; launched plainly, both are no-ops."""
+
+
 def emit_cuda(module: ModuleOp, stacked: DeferredStack | None = None) -> str:
     """CUDA C for every ``kernel.kernel`` of ``module``, ready for NVRTC.
 
@@ -855,6 +868,7 @@ class _KernelEmitter:
             "    " + ",\n    ".join(params) + ") {",
         ]
         self.depth = 1
+        self.lines += GRID_DEPENDENCY
         if op.dynamic_shared_bytes():
             # past 48 KB: one dynamic buffer the launch sizes, each array a pointer into it
             self.dynamic_shared = self._fresh("dynamic_smem")
