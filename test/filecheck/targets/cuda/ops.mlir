@@ -62,6 +62,10 @@ func.func @forward(%x: tensor<4x8xf32>, %d: tensor<8xf64>) -> (tensor<4xf32>, te
 // CHECK-NEXT:     const float* __restrict__ xb,
 // CHECK-NEXT:     float* __restrict__ mxb,
 // CHECK-NEXT:     float* __restrict__ mnb) {
+// CHECK-NEXT: #if __CUDA_ARCH__ >= 900
+// CHECK-NEXT:   asm volatile("griddepcontrol.wait;" ::: "memory");
+// CHECK-NEXT:   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+// CHECK-NEXT: #endif
 // CHECK-NEXT:   const int row = blockIdx.x;
 // CHECK-NEXT:   float hi = __int_as_float(0xff800000);
 // CHECK-NEXT:   float lo = __int_as_float(0x7f800000);
@@ -100,6 +104,10 @@ func.func @forward(%x: tensor<4x8xf32>, %d: tensor<8xf64>) -> (tensor<4xf32>, te
 // CHECK:      extern "C" __global__ void __launch_bounds__(8) k_f64(
 // CHECK-NEXT:     const double* __restrict__ db,
 // CHECK-NEXT:     double* __restrict__ ob) {
+// CHECK-NEXT: #if __CUDA_ARCH__ >= 900
+// CHECK-NEXT:   asm volatile("griddepcontrol.wait;" ::: "memory");
+// CHECK-NEXT:   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+// CHECK-NEXT: #endif
 // CHECK-NEXT:   const int t = threadIdx.x;
 // CHECK-NEXT:   const double v = db[t];
 // CHECK-NEXT:   const double e = exp(v);
