@@ -2,10 +2,10 @@
 (``griddepcontrol.wait``) before its first access to memory and then lets the grid behind
 launch (``griddepcontrol.launch_dependents``), on sm_90 and later; the launcher allows
 programmatic stream serialization for such kernels (``driver._waits_for_the_grid_ahead``)
-unless ``DEPLODOCK_PDL`` says off. On the CPU: the emitted lines come first in every
-kernel and compile with NVRTC on either side of sm_90; on the GPU: a program of several
-dependent kernels launched that way matches PyTorch, with PDL on and off, inside a CUDA
-graph too.
+when ``DEPLODOCK_PDL`` says on (``driver.PROGRAMMATIC_DEFAULT``). On the CPU: the
+emitted lines come first in every kernel and compile with NVRTC on either side of
+sm_90; on the GPU: a program of several dependent kernels launched that way matches
+PyTorch, with PDL on and off, inside a CUDA graph too.
 """
 
 from __future__ import annotations
@@ -55,8 +55,10 @@ def test_compiles_before_and_from_sm_90(arch: str) -> None:
 
 
 def test_switch(monkeypatch) -> None:
+    from deplodock.backends.cuda.driver import PROGRAMMATIC_DEFAULT
+
     monkeypatch.delenv("DEPLODOCK_PDL", raising=False)
-    assert programmatic_launch_enabled()
+    assert programmatic_launch_enabled() == (PROGRAMMATIC_DEFAULT == "1")
     for off in ("0", "off", "False", " no "):
         monkeypatch.setenv("DEPLODOCK_PDL", off)
         assert not programmatic_launch_enabled()

@@ -65,10 +65,15 @@ PROGRAMMATIC_MIN_MAJOR = 9
 """Programmatic dependent launch needs sm_90 or later (Hopper's ``griddepcontrol``)."""
 
 
+PROGRAMMATIC_DEFAULT = "0"
+"""Off unless ``DEPLODOCK_PDL=1``: not yet run on a GPU (session 33 had no device time)."""
+
+
 def programmatic_launch_enabled() -> bool:
-    """False when ``DEPLODOCK_PDL`` says off (``0``, ``off``, ``false``, ``no``); read at
-    each launch, so a process can compare both ways."""
-    return os.environ.get("DEPLODOCK_PDL", "1").strip().lower() not in {"0", "off", "false", "no"}
+    """True when ``DEPLODOCK_PDL`` says on (``1``, ``on``, ``true``, ``yes``; default
+    ``PROGRAMMATIC_DEFAULT``); read at each launch, so a process can compare both ways."""
+    value = os.environ.get("DEPLODOCK_PDL", PROGRAMMATIC_DEFAULT).strip().lower()
+    return value in {"1", "on", "true", "yes"}
 
 
 def _waits_for_the_grid_ahead(module: LoadedModule) -> bool:

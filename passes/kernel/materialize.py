@@ -71,7 +71,7 @@ from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import combine_ops
 from deplodock.dialects.tile import WARP
 from deplodock.passes.kernel.stage_fills import (
-    HELD_FILL_ELEMENTS,
+    DEFAULT_HELD_FILL_ELEMENTS,
     fill_loop,
     holds_fill,
     index_constant,
@@ -262,7 +262,7 @@ class _CombineLowering:
 class MaterializeKernel(RewritePattern):
     """``tile.kernel`` → ``kernel.kernel``: ids, axis indices, combines, shared arrays."""
 
-    def __init__(self, held_fill_elements: int = HELD_FILL_ELEMENTS):
+    def __init__(self, held_fill_elements: int = DEFAULT_HELD_FILL_ELEMENTS):
         self.held_fill_elements = held_fill_elements
 
     @op_type_rewrite_pattern
@@ -470,9 +470,10 @@ class Materialize(ModulePass):
 
     name = "materialize"
 
-    held_fill_elements: int = HELD_FILL_ELEMENTS
+    held_fill_elements: int = DEFAULT_HELD_FILL_ELEMENTS
     """The most elements of a synchronous slab a thread fills through registers
-    (``stage_fills.holds_fill``; 0: every fill a strided loop)."""
+    (``stage_fills.holds_fill``; 0, the default: every fill a strided loop; 32:
+    ``stage_fills.HELD_FILL_ELEMENTS``)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(

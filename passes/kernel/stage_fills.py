@@ -70,7 +70,11 @@ FILL_VECTOR = 4  # elements a thread copies at once: one 16-byte access
 
 HELD_FILL_ELEMENTS = 32
 """The most elements of one slab a thread holds in registers in a synchronous fill
-(``holds_fill``)."""
+(``holds_fill``), when asked (``materialize{held_fill_elements=32}``)."""
+
+DEFAULT_HELD_FILL_ELEMENTS = 0
+"""``materialize``'s default: off (every fill the strided loop) until measured on a GPU
+(session 33 had no device time; ``docs/bench/h200-2026-12-06-s33/copyrate.py``)."""
 
 
 def holds_fill(stage: tile.StageOp, threads: int, most: int = HELD_FILL_ELEMENTS) -> bool:

@@ -4,7 +4,7 @@
 python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
 export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv > $OUT/gpu.txt; cat $OUT/gpu.txt
-timeout 90 python3 -m pytest -p no:cacheprovider -m gpu -q test/test_pdl.py test/test_cuda_backend.py \
+DEPLODOCK_PDL=1 timeout 90 python3 -m pytest -p no:cacheprovider -m gpu -q test/test_pdl.py test/test_cuda_backend.py \
   test/test_executor.py test/test_vectorize.py test/test_large_slabs.py > $OUT/gpu_tests.log 2>&1
 echo "gpu tests rc=$?"; tail -4 $OUT/gpu_tests.log
 timeout 150 python3 docs/bench/h200-2026-12-06-s33/pdl.py rmsnorm/tinyllama/S128 \

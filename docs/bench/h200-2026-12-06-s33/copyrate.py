@@ -73,6 +73,7 @@ def variants(name: str):
         out["staged1_twopass"] = {"stage-inputs": one, "online-softmax": OnlineSoftmax(10**9)}
         out["twopass"] = {"online-softmax": OnlineSoftmax(10**9)}
     if name == "bmm_small" or name in HELD_FILL_CASES:
+        out["held"] = {"materialize": Materialize(held_fill_elements=32)}
         out["strided"] = {"materialize": Materialize(held_fill_elements=0)}
     if name == "mm_tiny_k":
         for tm, tn, th_m, th_n in ((4, 8, 16, 8), (8, 4, 16, 16), (4, 4, 16, 16), (8, 8, 8, 8)):
