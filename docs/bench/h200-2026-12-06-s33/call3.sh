@@ -1,4 +1,4 @@
-# Session 33, call 3: the copy-rate variants (copyrate.py) and Nsight Compute on
+# Session 33, call 3 (written, not run): the copy-rate variants (copyrate.py) and Nsight Compute on
 # TinyLlama's gate at S=512 (ours against cuBLAS) and on shapes/softmax/odd.
 R=$PWD
 python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
