@@ -12,4 +12,7 @@ timeout 150 ncu --clock-control none -k regex:'k_linear|gemm' -c 2 $S \
   --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section InstructionStats \
   python3 $R/docs/bench/h200-2026-12-06-s32/ncu_gemm.py > $OUT/ncu_gemm.txt 2>&1
 echo "gemm rc=$?"
+timeout 70 ncu --clock-control none -c 12 $S python3 $R/docs/bench/h200-2026-12-06-s33/ncu_cases.py softmax/odd \
+  > $OUT/ncu_softmax_odd.txt 2>&1
+echo "softmax rc=$?"
 grep -E "^  [a-zA-Z_]|Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|No Eligible|Block Limit|Theoretical Occ|Waves Per SM|Issue Slots|Bank" $OUT/ncu_*.txt | cut -c1-160 | head -80
