@@ -1,7 +1,7 @@
 """Programmatic dependent launch (PDL): each generated kernel waits for the grid ahead
 (``griddepcontrol.wait``) before its first access to memory and then lets the grid behind
 launch (``griddepcontrol.launch_dependents``), on sm_90 and later; the launcher allows
-programmatic stream serialization for such kernels (``driver._waits_for_the_grid_ahead``)
+programmatic stream serialization for such kernels (``LoadedModule.waits_for_the_grid_ahead``)
 when ``DEPLODOCK_PDL`` says on (``driver.PROGRAMMATIC_DEFAULT``). On the CPU: the
 emitted lines come first in every kernel and compile with NVRTC on either side of
 sm_90; on the GPU: a program of several dependent kernels launched that way matches

@@ -76,21 +76,6 @@ def programmatic_launch_enabled() -> bool:
     return value in {"1", "on", "true", "yes"}
 
 
-def _waits_for_the_grid_ahead(module: LoadedModule) -> bool:
-    """Launch ``module``'s kernels with programmatic dependent launch: on sm_90 or later,
-    compiled for it, from a source whose kernels wait for the grid ahead before touching
-    memory (the emitter's ``griddepcontrol.wait``; a kernel without it could read what the
-    grid ahead has not written yet)."""
-    compiled = module.compiled
-    major, _ = torch.cuda.get_device_capability(module.device)
-    arch = int("".join(c for c in compiled.arch if c.isdigit()) or 0)
-    return (
-        major >= PROGRAMMATIC_MIN_MAJOR
-        and arch >= 10 * PROGRAMMATIC_MIN_MAJOR
-        and "griddepcontrol.wait" in compiled.source
-    )
-
-
 def gpu_available() -> bool:
     """True only when torch sees a CUDA device and the driver API works. Never raises."""
     return _no_gpu_reason() is None
@@ -151,6 +136,20 @@ class LoadedModule:
                 result[0],
             )
         self._handle = result[1]
+
+    @functools.cached_property
+    def waits_for_the_grid_ahead(self) -> bool:
+        """Launch this module's kernels with programmatic dependent launch: on sm_90 or
+        later, compiled for it, from a source whose kernels wait for the grid ahead before
+        touching memory (the emitter's ``griddepcontrol.wait``; a kernel without it could
+        read what the grid ahead has not written yet). Found once per module."""
+        major, _ = torch.cuda.get_device_capability(self.device)
+        arch = int("".join(c for c in self.compiled.arch if c.isdigit()) or 0)
+        return (
+            major >= PROGRAMMATIC_MIN_MAJOR
+            and arch >= 10 * PROGRAMMATIC_MIN_MAJOR
+            and "griddepcontrol.wait" in self.compiled.source
+        )
 
     def function(self, name: str, symbol: str | None = None) -> KernelFunction:
         """The kernel ``name`` (unmangled for ``extern "C"`` kernels, else the mangled name).
@@ -225,7 +224,7 @@ class KernelFunction:
         self._handle = handle
         self._dynamic_shared_limit = _DEFAULT_DYNAMIC_SHARED_LIMIT
         self._configs: dict[tuple, object] = {}  # cuLaunchKernelEx's configs, per shape
-        self._programmatic = _waits_for_the_grid_ahead(module)
+        self._programmatic = module.waits_for_the_grid_ahead
         with _current(module._context):
             self._param_sizes = _param_sizes(handle)
 
