@@ -38,6 +38,8 @@ from deplodock.passes.tile.analysis import (
 )
 from deplodock.passes.tile.schedule.matmul import (
     CANDIDATES,
+    MAX_SPLITS,
+    SPLIT_COUNTS,
     MatmulTile,
     chunk_unroll,
     matmul_plan,
@@ -681,6 +683,11 @@ def test_cost_model() -> None:
     assert matmul_plan(128, 2048, 5632) == (tiles[4], 8)
     assert matmul_plan(128, 3584, 18944) == (tiles[7], 16)
     assert matmul_plan(4096, 4096, 4096) == (wide_128, 1)
+    # Splits of three times a power of two are priced too (session 34, H100 host: TinyLlama's
+    # gate at S=128 in 3 splits 80.6 us, in 4 83.1): 264 blocks are two full rounds of the
+    # SMs where 352 leave a third round two-thirds full.
+    assert 3 in SPLIT_COUNTS and 6 in SPLIT_COUNTS and max(SPLIT_COUNTS) == MAX_SPLITS
+    assert matmul_plan(128, 5632, 2048) == (tiles[1], 3)
     # Operands stored both ways (torch.matmul's), session 6: at 4096 the capped 128 x 128
     # tile with a K chunk of 16 unrolled whole (3034 -> 2968 us); attention's P.V at
     # S=512 in 128-thread 128 x 64 tiles (37.3 -> 32.3 us).

@@ -183,6 +183,9 @@ KERNEL_LAUNCH_S = 3e-6  # the combine kernel's launch and tail
 K_OVERHEAD = 14  # a block's fill of its first chunk and its epilogue, in K elements
 MIN_SPLIT_K = 128  # K a split keeps at least: 8+ chunks to pipeline over
 MAX_SPLITS = 512  # a long K over few output tiles (64 x 64 x 262147: 256 splits of 1024)
+SPLIT_COUNTS = tuple(sorted({b << i for b in (1, 3) for i in range(10) if b << i <= MAX_SPLITS}))
+"""The K splits priced: powers of two and three times them, so a grid can fill whole rounds
+of an SM's blocks (176 tiles two an SM on 132 SMs: 1.33 rounds unsplit, 4 in thirds)."""
 
 
 def min_blocks_per_sm(choice: MatmulTile) -> int:
@@ -339,14 +342,12 @@ def matmul_plan(
             continue
         if c.mixed not in (None, mixed):
             continue
-        splits = 1
-        while splits <= (MAX_SPLITS if split else 1):
+        for splits in SPLIT_COUNTS if split else (1,):
             priced = candidate_seconds(c, m, n, k, batch, splits, target, pad, pad_k)
             if priced is not None and _fills(c, m, n, batch * splits, target):
                 key = (c.provisional, priced[0], rank, priced[1], splits)
                 if best is None or key[:3] < best[:3]:
                     best = key
-            splits *= 2
     return (best[3], best[4]) if best is not None else None
 
 
