@@ -462,7 +462,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--shape", action="append", help="linear:MxNxK or matmul:BxMxNxK (repeatable)"
     )
-    parser.add_argument("--splits", type=_ints, default=(1, 2, 3, 4, 6, 8, 16), help="K splits to try")
+    parser.add_argument(
+        "--splits", type=_ints, default=(1, 2, 3, 4, 6, 8, 16), help="K splits to try"
+    )
     parser.add_argument("--fills", default="planned", help="planned and/or single, comma-separated")
     parser.add_argument("--jobs", type=int, default=15, help="build processes")
     parser.add_argument(
