@@ -5,10 +5,10 @@ python3 -m pip install -q --no-index --no-deps --target /tmp/deps .whl/*.whl
 python3 -m pip install -q --no-index --no-deps --target /tmp/old .whl/old/*.whl
 python3 -m pip install -q --no-index --no-deps --target /tmp/new .whl/new/*.whl
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv > $OUT/gpu.txt; cat $OUT/gpu.txt
-F="--filter proj/gate-up/tinyllama/S32 --filter proj/gate-up/tinyllama/S128 --filter mlp/gated/tinyllama/S32 --filter mlp/gated/tinyllama/S128 --filter layer/tinyllama/S128"
-for run in old1 new1 old2; do
+F="--filter proj/gate-up/tinyllama/S32 --filter proj/gate-up/tinyllama/S128 --filter layer/tinyllama/S128"
+for run in old1 new1; do
   build=${run%?}
-  PYTHONPATH=/tmp/$build:/tmp/deps timeout 95 python3 -m deplodock.cli bench $F \
+  PYTHONPATH=/tmp/$build:/tmp/deps timeout 85 python3 -m deplodock.cli bench $F \
     --budget 0.3 --rounds 5 --no-copy --no-gemm --out $OUT/$run > $OUT/$run.log 2>&1
   echo "$run rc=$?"; grep "^|" $OUT/$run/results.md 2>/dev/null | cut -c1-200 | head -9
 done
