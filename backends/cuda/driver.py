@@ -302,11 +302,10 @@ class KernelFunction:
         self, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int, stream: int
     ) -> object:
         """The launch's ``CUlaunchConfig`` with programmatic stream serialization allowed:
-        the kernel may launch before the one ahead of it on the stream finishes, once every
-        block of that one has started (each kernel's ``griddepcontrol.launch_dependents``),
-        and waits for it to finish, its writes visible, before its first access to memory
-        (``griddepcontrol.wait``, the emitter's first statement on sm_90). The gap between
-        two launches, a microsecond or two, overlaps the first one's last blocks."""
+        the kernel may launch before the one ahead of it on the stream has signalled its
+        completion, once every block of that one has exited, and waits for it to finish,
+        its writes visible, before its first access to memory (``griddepcontrol.wait``, the
+        emitter's first statement on sm_90)."""
         key = (grid, block, shared, stream)
         config = self._configs.get(key)
         if config is None:

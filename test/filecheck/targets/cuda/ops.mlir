@@ -64,7 +64,6 @@ func.func @forward(%x: tensor<4x8xf32>, %d: tensor<8xf64>) -> (tensor<4xf32>, te
 // CHECK-NEXT:     float* __restrict__ mnb) {
 // CHECK-NEXT: #if __CUDA_ARCH__ >= 900
 // CHECK-NEXT:   asm volatile("griddepcontrol.wait;" ::: "memory");
-// CHECK-NEXT:   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 // CHECK-NEXT: #endif
 // CHECK-NEXT:   const int row = blockIdx.x;
 // CHECK-NEXT:   float hi = __int_as_float(0xff800000);
@@ -106,7 +105,6 @@ func.func @forward(%x: tensor<4x8xf32>, %d: tensor<8xf64>) -> (tensor<4xf32>, te
 // CHECK-NEXT:     double* __restrict__ ob) {
 // CHECK-NEXT: #if __CUDA_ARCH__ >= 900
 // CHECK-NEXT:   asm volatile("griddepcontrol.wait;" ::: "memory");
-// CHECK-NEXT:   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 // CHECK-NEXT: #endif
 // CHECK-NEXT:   const int t = threadIdx.x;
 // CHECK-NEXT:   const double v = db[t];

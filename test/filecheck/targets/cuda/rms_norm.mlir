@@ -86,7 +86,6 @@ builtin.module {
 // CHECK-NEXT:     float* __restrict__ yb) {
 // CHECK-NEXT: #if __CUDA_ARCH__ >= 900
 // CHECK-NEXT:   asm volatile("griddepcontrol.wait;" ::: "memory");
-// CHECK-NEXT:   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 // CHECK-NEXT: #endif
 // CHECK-NEXT:   __shared__ __align__(16) float ss_smem[8];
 // CHECK-NEXT:   const int t = threadIdx.x;
