@@ -183,7 +183,9 @@ KERNEL_LAUNCH_S = 3e-6  # the combine kernel's launch and tail
 K_OVERHEAD = 14  # a block's fill of its first chunk and its epilogue, in K elements
 MIN_SPLIT_K = 128  # K a split keeps at least: 8+ chunks to pipeline over
 MAX_SPLITS = 512  # a long K over few output tiles (64 x 64 x 262147: 256 splits of 1024)
-SPLIT_COUNTS = tuple(sorted({b << i for b in (1, 3) for i in range(10) if b << i <= MAX_SPLITS}))
+SPLIT_COUNTS = tuple(
+    sorted({b << i for b in (1, 3) for i in range(MAX_SPLITS.bit_length()) if b << i <= MAX_SPLITS})
+)
 """The K splits priced: powers of two and three times them, so a grid can fill whole rounds
 of an SM's blocks (176 tiles two an SM on 132 SMs: 1.33 rounds unsplit, 4 in thirds)."""
 
