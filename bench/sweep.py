@@ -408,6 +408,12 @@ def fit(rows) -> None:
     print(f"rms log error {math.sqrt(squares / sum(len(r[2]) for r in rows)):.3f}")
 
 
+def _same_build(a: str, b: str) -> bool:
+    """Whether two labels name one build: equal, or one the other with options added
+    (session 5's labels carry no unroll or fill); ``_S1`` is not a prefix of ``_S16``."""
+    return a == b or a.startswith(b + "_") or b.startswith(a + "_")
+
+
 def check(path: Path, refit: bool = False) -> int:
     """Per shape, the variant ``plan_matmul`` picks against the fastest measured variant
     built as the compiler builds its tiles (``candidate_runs``); with ``refit``, the cost
@@ -420,7 +426,7 @@ def check(path: Path, refit: bool = False) -> int:
         pick = planned_label(shape) or PLANNED  # no tile: the default schedule, as built
         best = min(runs, key=lambda v: timings[v])
         choices = [*runs, PLANNED] if PLANNED in timings else list(runs)
-        picked = next((v for v in choices if pick.startswith(v) or v.startswith(pick)), None)
+        picked = next((v for v in choices if _same_build(pick, v)), None)
         if picked is None:
             print(f"{shape.name:24s} picked {pick} (not in the sweep)")
             continue

@@ -724,6 +724,26 @@ def test_sweep_builds_padded_and_whole_k_variants() -> None:
         np.testing.assert_allclose(got, x @ w, rtol=1e-4, atol=1e-4)
 
 
+def test_sweep_check_finds_the_picked_variant(tmp_path, capsys) -> None:
+    """``--check`` times the planner's pick by its own label: a sweep holding the 1-split
+    and the 16-split build of one tile reports the 16-split one as picked when the planner
+    picks 16 (``_S1`` is a prefix of ``_S16``, and the check once took it)."""
+    import json
+
+    from deplodock.bench.sweep import Shape, _same_build, check, planned_label
+
+    shape = Shape.parse("linear:32x2048x5632")
+    pick = planned_label(shape)
+    assert pick is not None and "_S16" in pick
+    one = pick.replace("_S16", "_S1")
+    assert not _same_build(pick, one) and _same_build(pick, pick.split("_u")[0])
+    data = {shape.name: {"cublas": 40.0, one: 200.0, pick: 30.0}}
+    (tmp_path / "sweep.json").write_text(json.dumps(data))
+    check(tmp_path / "sweep.json")
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(shape.name))
+    assert f"picked {pick}" in line and "30.0 us" in line
+
+
 def test_variants_tool_builds_each_variant_through_options() -> None:
     """``bench.variants.build``: the options reach the passes, the guard stays out of the
     way (a one-block sum forced by ``chunk-reduce{chunks=1}`` is kept, not replaced)."""
