@@ -140,10 +140,11 @@ def variants(
 ) -> list[Variant]:
     """Every candidate tile of the planner for the shape's kind (an 8 x 8 one also with the
     other K chunk, a ``whole_k`` one also with the whole K, ``tile_for``), with each K
-    split that leaves 128 of K or more (a tile that does not divide the shape: padded,
-    unsplit, its work at most ``max_waste`` times the real, 0: ``MAX_EDGE_WASTE``), the
-    chunk's loop rolled (8 steps) and unrolled whole, each fill (one for a loop of one
-    chunk), capped as the planner would cap it."""
+    split that leaves 128 of K or more (K padded with zeros to whole chunks a split, as the
+    planner pads it; a tile that does not divide M or N: padded, unsplit; the work at most
+    ``max_waste`` times the real, 0: ``MAX_EDGE_WASTE``), the chunk's loop rolled (8 steps)
+    and unrolled whole, each fill (one for a loop of one chunk), capped as the planner
+    would cap it."""
     from deplodock.passes.tile.schedule import matmul as plan
 
     max_waste = max_waste or plan.MAX_EDGE_WASTE
@@ -160,12 +161,12 @@ def variants(
         for bk in chunks + ((whole_bk,) if whole_bk else ()):
             t = plan.MatmulTile(c.tile.tm, c.tile.tn, c.tile.threads_m, c.tile.threads_n, bk)
             mp, np_, kp = plan.padded_extents(t, m, n, k)
-            padded = (mp, np_, kp) != (m, n, k)
-            if mp * np_ * kp > max_waste * m * n * k:
-                continue
             count = b * (mp // t.block_m) * (np_ // t.block_n)
-            for s in (1,) if padded else splits:
-                if kp % (s * bk) or (kp // s < 2 * bk and bk != whole_bk):
+            for s in (1,) if (mp, np_) != (m, n) else splits:
+                kp = plan.padded_extents(t, m, n, k, s)[2]  # K in whole chunks a split
+                if mp * np_ * kp > max_waste * m * n * k:
+                    continue
+                if kp // s < 2 * bk and bk != whole_bk:
                     continue
                 if s > 1 and (kp // s < plan.MIN_SPLIT_K or count * s > MAX_BLOCKS):
                     continue

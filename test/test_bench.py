@@ -695,6 +695,29 @@ def test_sweep_variant_is_built_as_labelled_and_correct() -> None:
         Shape.parse("linear:64x64")
 
 
+def test_sweep_pads_k_to_a_split_that_does_not_divide_it() -> None:
+    """K = 400 in 3 splits: the sweep offers it (as the planner prices it, K padded with
+    zeros to 3 x 144), and the build computes the product."""
+    from xdsl.parser import Parser
+
+    from deplodock.bench.sweep import Shape, build, variants
+    from deplodock.dialects import kernel, make_context, tile
+    from deplodock.dialects.interpreters.run import run_forward
+
+    shape = Shape.parse("linear:64x64x400")
+    found = {v.label: v for v in variants(shape, (1, 3), ("planned",))}
+    assert "64x64t256k16_S3_u8_mx" in found and "64x64t256k16_S1_u8_mx" in found
+    _, _, text, _ = build((shape, found["64x64t256k16_S3_u8_mx"]))
+    module = Parser(make_context(), text).parse_module()
+    kernels = [op for op in module.walk() if isinstance(op, kernel.KernelOp)]
+    parts = next(k for k in kernels if k.sym_name.data.endswith("_chunks"))
+    assert tile.schedule_of(parts).splits.data == 3 and parts.grid_shape[0] == 3
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((1, 64, 400), np.float32), rng.standard_normal((64, 400), np.float32)
+    (got,) = run_forward(module, [x, w])
+    np.testing.assert_allclose(got, x @ w.T, rtol=1e-4, atol=1e-4)
+
+
 def test_sweep_builds_padded_and_whole_k_variants() -> None:
     """A batch of small products no tile divides: the sweep builds the small tiles padded
     (edge tiles, unsplit), with their own K chunk and with the whole K as one, beside the
