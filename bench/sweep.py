@@ -359,8 +359,8 @@ def _fit_error(rows) -> float:
 
 def fit(rows) -> None:
     """Coordinate descent on the cost model's constants (each candidate's efficiencies,
-    ``K_OVERHEAD``, ``HBM_BYTES_PER_S``: multiplicative steps, shrinking), in this process
-    only; prints the values to put in ``passes/tile/schedule/matmul.py``."""
+    ``K_OVERHEAD``, ``HBM_BYTES_PER_S``, ``K_EDGE_COST``: multiplicative steps, shrinking),
+    in this process only; prints the values to put in ``passes/tile/schedule/matmul.py``."""
     import dataclasses
 
     from deplodock.passes.tile.schedule import matmul as plan
@@ -371,6 +371,7 @@ def fit(rows) -> None:
                 yield ("eff", index, i)
         yield ("K_OVERHEAD",)
         yield ("HBM_BYTES_PER_S",)
+        yield ("K_EDGE_COST",)
 
     def get(knob):
         if knob[0] == "eff":
@@ -405,6 +406,7 @@ def fit(rows) -> None:
     for c in plan.CANDIDATES:
         print(f"{c.tile}: efficiency ({', '.join(f'{v:.2f}' for v in c.efficiency)})")
     print(f"K_OVERHEAD = {plan.K_OVERHEAD:.0f}; HBM_BYTES_PER_S = {plan.HBM_BYTES_PER_S:.2e}")
+    print(f"K_EDGE_COST = {plan.K_EDGE_COST:.3f}")
     squares = best - PICK_WEIGHT * _picked_loss(rows)
     print(f"rms log error {math.sqrt(squares / sum(len(r[2]) for r in rows)):.3f}")
 

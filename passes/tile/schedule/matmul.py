@@ -280,6 +280,10 @@ EDGE_COST = 1.05
 """What guarded edge tiles (``passes/tile/edge_tiles.py``) cost beyond their padded work:
 a tile that divides the problem wins a tie."""
 
+K_EDGE_COST = 1.05
+"""The same for a K padded alone (to whole chunks a split: 2048 in 3 splits of 688): its
+loads guarded, its stores not; fitted beside ``EDGE_COST`` (``bench.sweep --fit``)."""
+
 MAX_EDGE_WASTE = 2.0
 """Padded work (``M * N * K`` rounded up) at most this many times the real: a product
 much smaller than the tile (a matrix-vector product, the seed's 16 x 16) is no tiled
@@ -365,7 +369,8 @@ def candidate_seconds(
     pad_k: bool = True,
 ) -> tuple[float, MatmulTile] | None:
     """``c`` in ``splits`` as ``matmul_plan`` prices it for the shape: the estimate on the
-    extents padded to its tile (``tile_for``), times ``EDGE_COST`` when padded, and the
+    extents padded to its tile (``tile_for``), times ``EDGE_COST`` when padded
+    (``K_EDGE_COST`` when K alone is), and the
     tile; None where it does not fit (a split too short, more than ``MAX_EDGE_WASTE``).
     Whether the candidate is for the shape's kind (``batched``, ``single``, ``mixed``)
     and its grid (``_fills``) is the caller's."""
@@ -377,7 +382,8 @@ def candidate_seconds(
     if not _fits(t, mp, np_, kp, splits, whole=t is not c.tile):
         return None
     seconds = estimate_seconds(c, mp, np_, kp, batch, splits, target, (m, n, k))
-    return seconds * (EDGE_COST if (mp, np_, kp) != (m, n, k) else 1), t
+    edge = EDGE_COST if (mp, np_) != (m, n) else K_EDGE_COST if kp != k else 1.0
+    return seconds * edge, t
 
 
 def matmul_tile(
