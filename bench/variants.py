@@ -104,10 +104,23 @@ def run_case(name: str, case: Case, variants: dict[str, dict]) -> str:
 def compare(
     cases: dict[str, Case], variants: Callable[[str], dict[str, dict]], names: Sequence[str]
 ) -> None:
-    """Print ``run_case`` for each of ``names`` (every case when empty)."""
+    """Print ``run_case`` for each of ``names`` (every case when empty). With no GPU:
+    each variant built and compiled (NVRTC), nothing timed, and that said."""
     import deplodock
+    from deplodock.backends.cuda.driver import gpu_available
     from deplodock.bench import strict_fp32
 
+    unknown = [n for n in names if n not in cases]
+    if unknown:
+        raise SystemExit(f"unknown case(s) {', '.join(unknown)}; the cases: {', '.join(cases)}")
+    if not gpu_available():
+        for name in names or list(cases):
+            fn, makers = cases[name]
+            for label, options in variants(name).items():
+                build(_Fn(fn), [make() for make in makers], options)
+                print(f"{name} {label}: built and compiled", flush=True)
+        print("no CUDA GPU on this machine: nothing timed")
+        return
     strict_fp32()
     print(f"deplodock from {deplodock.__file__}", flush=True)
     for name in names or list(cases):

@@ -767,6 +767,22 @@ def test_sweep_check_finds_the_picked_variant(tmp_path, capsys) -> None:
     assert f"picked {pick}" in line and "30.0 us" in line
 
 
+def test_variants_tool_without_a_gpu_builds_and_says_so(capsys) -> None:
+    """``bench.variants.compare`` on a machine with no GPU: each variant built and
+    compiled, nothing timed, said in a line (not a traceback); an unknown case is named."""
+    from deplodock.backends.cuda.driver import gpu_available
+    from deplodock.bench.variants import compare
+
+    if gpu_available():
+        pytest.skip("a GPU is here: compare times")
+    cases = {"double": (lambda x: x * 2, [lambda: torch.randn(64)])}
+    compare(cases, lambda name: {"default": {}}, ["double"])
+    out = capsys.readouterr().out
+    assert "double default: built and compiled" in out and "nothing timed" in out
+    with pytest.raises(SystemExit, match="unknown case.*halve"):
+        compare(cases, lambda name: {"default": {}}, ["halve"])
+
+
 def test_variants_tool_builds_each_variant_through_options() -> None:
     """``bench.variants.build``: the options reach the passes, the guard stays out of the
     way (a one-block sum forced by ``chunk-reduce{chunks=1}`` is kept, not replaced)."""
