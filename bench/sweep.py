@@ -417,11 +417,12 @@ def _same_build(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "_") or b.startswith(a + "_")
 
 
-def check(path: Path, refit: bool = False) -> int:
-    """Per shape, the variant ``plan_matmul`` picks against the fastest measured variant
-    built as the compiler builds its tiles (``candidate_runs``); with ``refit``, the cost
-    model fitted to the data first (``fit``)."""
-    rows = _measured(json.loads(path.read_text()))
+def check(paths: Path | list[Path], refit: bool = False) -> int:
+    """Per shape of each sweep, the variant ``plan_matmul`` picks against the fastest
+    measured variant built as the compiler builds its tiles (``candidate_runs``); with
+    ``refit``, the cost model fitted to the data of all of them first (``fit``)."""
+    paths = [paths] if isinstance(paths, Path) else paths
+    rows = [row for path in paths for row in _measured(json.loads(path.read_text()))]
     if refit:
         fit(rows)
     total, count = 0.0, 0
@@ -484,7 +485,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=Path("sweep-results"))
     parser.add_argument(
-        "--check", type=Path, metavar="SWEEP_JSON", help="check the planner against a sweep"
+        "--check",
+        type=Path,
+        action="append",
+        metavar="SWEEP_JSON",
+        help="check the planner against a sweep (repeatable: several sweeps' shapes)",
     )
     parser.add_argument("--fit", action="store_true", help="with --check: fit the model first")
     args = parser.parse_args(argv)
