@@ -255,9 +255,11 @@ def sweep(shapes: list[Shape], splits, fills, out: Path, jobs: int, max_waste: f
 
     torch.backends.cuda.matmul.allow_tf32 = False
     out.mkdir(parents=True, exist_ok=True)
+    results = {}
     with open(out / "sweep.txt", "w") as log:
-        results = {s.name: time_shape(s, [b for b in built if b[0] == s], log) for s in shapes}
-    (out / "sweep.json").write_text(json.dumps(results, indent=1))
+        for s in shapes:  # the file rewritten after each shape: a run cut short keeps them
+            results[s.name] = time_shape(s, [b for b in built if b[0] == s], log)
+            (out / "sweep.json").write_text(json.dumps(results, indent=1))
     print((out / "sweep.txt").read_text())
     return 0
 
