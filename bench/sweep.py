@@ -5,6 +5,7 @@
     python -m deplodock.bench.sweep --shape matmul:28x512x128x512 --fills planned,single
     python -m deplodock.bench.sweep --shape matmul:8192x32x31x33     # B x M x N x K
     python -m deplodock.bench.sweep --check DIR/sweep.json           # the planner against it
+    python -m deplodock.bench.sweep --check A.json --fit --holdout B.json  # fit A, check B
 
 A variant is a block tile (the planner's candidates, each 8 x 8 one also with the other K
 chunk, a ``whole_k`` one also with the whole of a short K as its chunk), a number of K
@@ -28,7 +29,10 @@ says so.
 ``plan_matmul`` picks against the fastest one built as the compiler builds that tile
 today, and the geomean of fastest / picked: the fit of the cost model, checked on data;
 ``--fit`` fits the model's constants to the file first (least squares on log time plus
-the picks' loss) and prints them. (This replaces sessions 5 and 6's ``sweep.py`` and
+the picks' loss) and prints them; ``--check`` and ``--holdout`` repeat, the sweeps of
+``--holdout`` checked after the fit and not fitted (a fit checked on shapes outside it,
+with a geomean of their own). Split counts, tiles and chunks a sweep did not measure are
+reported as "not in the sweep". (This replaces sessions 5 and 6's ``sweep.py`` and
 ``check_cost_model.py``.)
 """
 
@@ -419,14 +423,27 @@ def _same_build(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "_") or b.startswith(a + "_")
 
 
-def check(paths: Path | list[Path], refit: bool = False) -> int:
+def check(paths: Path | list[Path], refit: bool = False, holdout: list[Path] = ()) -> int:
     """Per shape of each sweep, the variant ``plan_matmul`` picks against the fastest
     measured variant built as the compiler builds its tiles (``candidate_runs``); with
-    ``refit``, the cost model fitted to the data of all of them first (``fit``)."""
+    ``refit``, the cost model fitted to the data of ``paths`` first (``fit``). The sweeps
+    of ``holdout`` are checked, not fitted: how the model does on shapes outside the fit,
+    with a geomean of their own."""
     paths = [paths] if isinstance(paths, Path) else paths
     rows = [row for path in paths for row in _measured(json.loads(path.read_text()))]
     if refit:
         fit(rows)
+    _report(rows, "")
+    if holdout:
+        held = [row for path in holdout for row in _measured(json.loads(path.read_text()))]
+        print("-- held out of the fit:")
+        _report(held, " (held out)")
+    return 0
+
+
+def _report(rows, what: str) -> None:
+    """One line a shape (the pick, its time, the fastest, against cuBLAS) and the geomean
+    of fastest / picked."""
     total, count = 0.0, 0
     for shape, timings, runs in rows:
         pick = planned_label(shape) or PLANNED  # no tile: the default schedule, as built
@@ -443,8 +460,7 @@ def check(paths: Path | list[Path], refit: bool = False) -> int:
             f"{best:30s} {timings[best]:8.1f}  {timings['cublas'] / timings[picked]:.2f}x cuBLAS"
         )
     if count:
-        print(f"fastest / picked, geomean over {count} shapes: {math.exp(total / count):.3f}")
-    return 0
+        print(f"fastest / picked, geomean over {count} shapes{what}: {math.exp(total / count):.3f}")
 
 
 SESSION_SHAPES = {  # the names sessions 5 and 6 gave their shapes
@@ -494,9 +510,19 @@ def main(argv: list[str] | None = None) -> int:
         help="check the planner against a sweep (repeatable: several sweeps' shapes)",
     )
     parser.add_argument("--fit", action="store_true", help="with --check: fit the model first")
+    parser.add_argument(
+        "--holdout",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="SWEEP_JSON",
+        help="with --check: a sweep checked after the fit, not fitted (repeatable)",
+    )
     args = parser.parse_args(argv)
     if args.check:
-        return check(args.check, args.fit)
+        return check(args.check, args.fit, args.holdout)
+    if args.holdout or args.fit:
+        parser.error("--fit and --holdout go with --check")
     fills = tuple(args.fills.split(","))
     if set(fills) - {"planned", "single"}:
         parser.error(f"--fills takes planned and single, got {args.fills}")

@@ -765,6 +765,9 @@ def test_sweep_check_finds_the_picked_variant(tmp_path, capsys) -> None:
     check(tmp_path / "sweep.json")
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(shape.name))
     assert f"picked {pick}" in line and "30.0 us" in line
+    check([tmp_path / "sweep.json"], holdout=[tmp_path / "sweep.json"])  # reported apart
+    out = capsys.readouterr().out
+    assert out.count(f"picked {pick}") == 2 and "over 1 shapes (held out): 1.000" in out
 
 
 def test_variants_tool_without_a_gpu_builds_and_says_so(capsys) -> None:
