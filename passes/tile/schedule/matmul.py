@@ -370,8 +370,8 @@ def candidate_seconds(
 ) -> tuple[float, MatmulTile] | None:
     """``c`` in ``splits`` as ``matmul_plan`` prices it for the shape: the estimate on the
     extents padded to its tile (``tile_for``), times ``EDGE_COST`` when padded
-    (``K_EDGE_COST`` when K alone is), and the
-    tile; None where it does not fit (a split too short, more than ``MAX_EDGE_WASTE``).
+    (``K_EDGE_COST`` when K alone is), and the tile; None where it does not fit (a split
+    too short, more than ``MAX_EDGE_WASTE``).
     Whether the candidate is for the shape's kind (``batched``, ``single``, ``mixed``)
     and its grid (``_fills``) is the caller's."""
     target = target or target_for()
