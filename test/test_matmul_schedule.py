@@ -662,6 +662,25 @@ def test_split_k() -> None:
     assert adds.extent == 4
 
 
+def test_a_k_padded_alone_is_priced_by_k_edge_cost(monkeypatch) -> None:
+    """K = 2048 in 3 splits pads K alone (to 3 x 688): priced by ``K_EDGE_COST``, not
+    ``EDGE_COST``; an M padded to the tile is priced by ``EDGE_COST``; K in 4 splits pads
+    nothing and neither applies."""
+    from deplodock.passes.tile.schedule import matmul as plan
+
+    c = next(c for c in plan.CANDIDATES if c.tile == MatmulTile(8, 8, 16, 8, 16))
+
+    def price(m, splits):
+        return plan.candidate_seconds(c, m, 5632, 2048, 1, splits)[0]
+
+    before = (price(128, 3), price(100, 1), price(128, 4))
+    monkeypatch.setattr(plan, "K_EDGE_COST", 2 * plan.K_EDGE_COST)
+    assert price(128, 3) == pytest.approx(2 * before[0])
+    assert (price(100, 1), price(128, 4)) == before[1:]
+    monkeypatch.setattr(plan, "EDGE_COST", 3 * plan.EDGE_COST)
+    assert price(100, 1) == pytest.approx(3 * before[1]) and price(128, 4) == before[2]
+
+
 def test_cost_model() -> None:
     tiles = [c.tile for c in CANDIDATES]
     mixed_128, mixed_128x64, _, square_128 = tiles[:4]
