@@ -44,6 +44,7 @@ import math
 import re
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -164,7 +165,7 @@ def variants(
         whole_bk = whole.bk if whole is not c.tile else None  # one chunk of the whole K
         for bk in chunks + ((whole_bk,) if whole_bk else ()):
             t = plan.MatmulTile(c.tile.tm, c.tile.tn, c.tile.threads_m, c.tile.threads_n, bk)
-            mp, np_, kp = plan.padded_extents(t, m, n, k)
+            mp, np_, _ = plan.padded_extents(t, m, n, k)
             count = b * (mp // t.block_m) * (np_ // t.block_n)
             for s in (1,) if (mp, np_) != (m, n) else splits:
                 kp = plan.padded_extents(t, m, n, k, s)[2]  # K in whole chunks a split
@@ -344,6 +345,11 @@ def _measured(data: dict) -> list[tuple[Shape, dict[str, float], dict[str, tuple
     return rows
 
 
+def _measured_all(paths: Sequence[Path]) -> list:
+    """``_measured`` of each sweep file, one row a shape a file."""
+    return [row for path in paths for row in _measured(json.loads(path.read_text()))]
+
+
 def _picked_loss(rows) -> float:
     """Sum over shapes of log(picked / fastest), the pick the cheapest estimate: 0 when
     every pick is right."""
@@ -423,21 +429,19 @@ def _same_build(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "_") or b.startswith(a + "_")
 
 
-def check(paths: Path | list[Path], refit: bool = False, holdout: list[Path] = ()) -> int:
+def check(paths: Sequence[Path], refit: bool = False, holdout: Sequence[Path] = ()) -> int:
     """Per shape of each sweep, the variant ``plan_matmul`` picks against the fastest
     measured variant built as the compiler builds its tiles (``candidate_runs``); with
     ``refit``, the cost model fitted to the data of ``paths`` first (``fit``). The sweeps
     of ``holdout`` are checked, not fitted: how the model does on shapes outside the fit,
     with a geomean of their own."""
-    paths = [paths] if isinstance(paths, Path) else paths
-    rows = [row for path in paths for row in _measured(json.loads(path.read_text()))]
+    rows = _measured_all(paths)
     if refit:
         fit(rows)
     _report(rows, "")
     if holdout:
-        held = [row for path in holdout for row in _measured(json.loads(path.read_text()))]
         print("-- held out of the fit:")
-        _report(held, " (held out)")
+        _report(_measured_all(holdout), " (held out)")
     return 0
 
 

@@ -116,9 +116,13 @@ def compare(
     if not gpu_available():
         for name in names or list(cases):
             fn, makers = cases[name]
+            module, inputs = _Fn(fn), [make() for make in makers]
             for label, options in variants(name).items():
-                build(_Fn(fn), [make() for make in makers], options)
-                print(f"{name} {label}: built and compiled", flush=True)
+                try:
+                    build(module, inputs, options)
+                    print(f"{name} {label}: built and compiled", flush=True)
+                except Exception as e:  # recorded, the run goes on (as run_case)
+                    print(f"{name} {label}: failed {type(e).__name__}: {str(e)[:160]}")
         print("no CUDA GPU on this machine: nothing timed")
         return
     strict_fp32()

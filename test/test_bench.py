@@ -762,7 +762,7 @@ def test_sweep_check_finds_the_picked_variant(tmp_path, capsys) -> None:
     assert not _same_build(pick, one) and _same_build(pick, pick.split("_u")[0])
     data = {shape.name: {"cublas": 40.0, one: 200.0, pick: 30.0}}
     (tmp_path / "sweep.json").write_text(json.dumps(data))
-    check(tmp_path / "sweep.json")
+    check([tmp_path / "sweep.json"])
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(shape.name))
     assert f"picked {pick}" in line and "30.0 us" in line
     check([tmp_path / "sweep.json"], holdout=[tmp_path / "sweep.json"])  # reported apart
