@@ -687,11 +687,15 @@ def test_cost_model() -> None:
     wide_128 = MatmulTile(16, 8, 8, 16, 8)  # 128 x 128 in 128 threads
     # Big products take the biggest tile that still gives every SM a block; at 4096 and
     # on an LM head (one block row streaming its weight) the 128-thread one (session 32,
-    # H100 host: 3130 -> 2998 us and 525 -> 384 us), not where the 8 x 8 tiles fill three
-    # blocks an SM (TinyLlama's gate at S=512: 306 us against its 379).
+    # H100 host: 3130 -> 2998 us and 525 -> 384 us). Where its whole-K tiles would leave
+    # the last round part empty, it splits K so the rounds are whole (session 36, H100
+    # host, bench.sweep): TinyLlama's gate at S=512 in thirds (528 blocks, two an SM: 278.9
+    # us against the 8 x 8 tile unsplit's 306.9 and its own unsplit 379), q at S=512 in
+    # four (103.1 against 119.5 for the 128 x 64 tile in halves).
     assert matmul_tile(4096, 4096, 4096) == wide_128
     assert matmul_plan(128, 32000, 2048) == (wide_128, 1)
-    assert matmul_plan(512, 5632, 2048)[0] != wide_128
+    assert matmul_plan(512, 5632, 2048) == (wide_128, 3)
+    assert matmul_plan(512, 2048, 2048) == (wide_128, 4)
     big = matmul_tile(512, 5632, 2048)  # every SM gets a block
     assert (512 // big.block_m) * (5632 // big.block_n) >= 132
     # The choices the H200 sweep measured fastest (session 5): TinyLlama down_proj at S=32

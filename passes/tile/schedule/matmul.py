@@ -132,7 +132,13 @@ on the H200, with its residency as NVRTC 13.0 allocates registers:
   efficiency) and this one does not (383 us; cuBLAS 358); fitted on four shapes
   (efficiency 0.91-0.92 at 2 blocks on the LM heads and TinyLlama's gate at S=512, 0.65
   for a lone block on q at S=512), and slower than the 8 x 8 tiles where they fill 3
-  blocks an SM (gate at S=512: 379 against 306 us), which the model sees.
+  blocks an SM (gate at S=512: 379 against 306 us), which the model sees. Its rate at two
+  blocks raised to 0.95 by session 36's sweep with K split in 3 and 6 (H100 host,
+  ``docs/bench/h100-2026-12-07-s36/``; the fit of all six sweeps gives 0.95): with K
+  split so that the rounds of two an SM are whole it is the fastest variant of
+  TinyLlama's gate and q at S=512 (in 3: 278.9 us against the 8 x 8 tile's 306.9; in 4:
+  103.1 against 119.5), as cuBLAS runs them (Nsight Compute: a 128 x 128 tile in 128
+  threads, K in 3, 528 blocks).
 * 128 x 64 and 64 x 128 with the 8 x 8 thread tile in 128 threads (session 5): the big
   tile's FMAs per shared load in blocks half its size, for the mid-size projections
   (TinyLlama gate at S=128: 106 -> 82 us). Twice each: with a K chunk of 16 (159
@@ -282,7 +288,8 @@ a tile that divides the problem wins a tie."""
 
 K_EDGE_COST = 1.0
 """The same for a K padded alone (to whole chunks a split: 2048 in 3 splits of 688): its
-loads guarded, its stores not; fitted beside ``EDGE_COST`` (``bench.sweep --fit``)."""
+loads guarded, its stores not; fitted beside ``EDGE_COST`` (``bench.sweep --fit``: 0.99
+on the six sweeps with session 36's, where 2048 in 3 ran as fast as its work says)."""
 
 MAX_EDGE_WASTE = 2.0
 """Padded work (``M * N * K`` rounded up) at most this many times the real: a product
