@@ -9,7 +9,7 @@ S36=docs/bench/h200-2026-12-07-s36
 python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
 export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv > $OUT/gpu.txt; cat $OUT/gpu.txt
-timeout 150 python3 -m deplodock.bench.sweep --shape linear:128x3584x3584 \
+timeout 130 python3 -m deplodock.bench.sweep --shape linear:128x3584x3584 \
   --shape linear:32x18944x3584 --shape matmul:1x1024x1024x1024 --shape linear:128x152064x3584 \
   --splits 1,2,3,4,6,8 --jobs 16 --out $OUT/sweep > $OUT/sweep.log 2>&1
 echo "sweep rc=$?"; head -2 $OUT/sweep.log
@@ -17,7 +17,7 @@ grep -A4 "^==" $OUT/sweep/sweep.txt | cut -c1-90
 F="--filter proj/q/tinyllama/S512,proj/o/tinyllama/S512,proj/gate-up/tinyllama/S512,proj/gate-up/qwen2.5-7b/S32,proj/q/qwen2.5-7b/S128,proj/o/qwen2.5-7b/S128,mlp/gated/tinyllama/S512,mlp/gated/qwen2.5-7b/S32,square/1024,layer/tinyllama/S512,layer/qwen2.5-7b/S128"
 for run in new old; do
   [ $run = new ] && C="-m deplodock.cli" || C="$S36/old.py"
-  timeout 200 python3 $C bench $F --budget 0.3 --rounds 5 --no-copy --no-gemm \
+  timeout 150 python3 $C bench $F --budget 0.3 --rounds 5 --no-copy --no-gemm \
     --out $OUT/$run > $OUT/$run.log 2>&1
   echo "$run rc=$?"; grep "^|" $OUT/$run/results.md 2>/dev/null | cut -c1-160 | head -14
 done
