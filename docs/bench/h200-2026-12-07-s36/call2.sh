@@ -21,3 +21,11 @@ for run in new old; do
     --out $OUT/$run > $OUT/$run.log 2>&1
   echo "$run rc=$?"; grep "^|" $OUT/$run/results.md 2>/dev/null | cut -c1-160 | head -14
 done
+# 3. a row staged with one block an SM, two-pass, on more row sizes (is it a rule by size?)
+S33=docs/bench/h200-2026-12-06-s33
+timeout 120 python3 $S33/copyrate.py softmax_4096x32768 softmax_8192x28000 \
+  logsoftmax_odd_4096x50257 > $OUT/copyrate.log 2>&1
+echo "copyrate rc=$?"; grep -v "^deplodock from" $OUT/copyrate.log | cut -c1-300
+# 4. PDL with the implicit trigger (DEPLODOCK_PDL=1) on whole TinyLlama at S=128
+timeout 150 python3 $S33/pdl.py model/tinyllama/S128 > $OUT/pdl.log 2>&1
+echo "pdl rc=$?"; grep -v "^deplodock from" $OUT/pdl.log | cut -c1-420
