@@ -711,6 +711,9 @@ def test_cost_model() -> None:
     # SMs where 352 leave a third round two-thirds full.
     assert 3 in SPLIT_COUNTS and 6 in SPLIT_COUNTS and max(SPLIT_COUNTS) == MAX_SPLITS
     assert matmul_plan(128, 5632, 2048) == (tiles[1], 3)
+    # ... but not where the power of two leaves only a lone block in the last round (session
+    # 36, H100 host: Qwen's gate at S=32 in 4 splits 183 us, in 3 195 us).
+    assert matmul_plan(32, 18944, 3584) == (tiles[9], 4)
     # Operands stored both ways (torch.matmul's), session 6: at 4096 the capped 128 x 128
     # tile with a K chunk of 16 unrolled whole (3034 -> 2968 us); attention's P.V at
     # S=512 in 128-thread 128 x 64 tiles (37.3 -> 32.3 us).
