@@ -54,7 +54,9 @@ from xdsl.passes import ModulePass
 from xdsl.traits import MemoryWriteEffect
 
 from deplodock.dialects import loop
+from deplodock.dialects.access import element_bytes
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 
 def same_value(a: SSAValue, b: SSAValue, pairs: dict[SSAValue, SSAValue]) -> bool:
@@ -195,10 +197,33 @@ step only costs. H200 (session 12, ``docs/bench/h200-2026-12-02-s12/rows.py``): 
 can be) 5435 -> 115 µs."""
 
 
-def online_pays(extent: int, min_row: int = MIN_ONLINE_ROW) -> bool:
+def online_pays(
+    extent: int, min_row: int = MIN_ONLINE_ROW, element: int = 4, target: Target | None = None
+) -> bool:
     """Cost function: merge a row's max and exp-sum loops when the row is ``min_row``
-    long or longer (``MIN_ONLINE_ROW``)."""
-    return extent >= min_row
+    long or longer (``MIN_ONLINE_ROW``), unless it is a row ``stage-inputs`` stages whole
+    with one block an SM (``staged_alone``): read from HBM once either way, its two loops
+    then walk shared memory, and the online form's second ``exp`` a step only costs."""
+    return extent >= min_row and not (target is not None and staged_alone(extent, element, target))
+
+
+def staged_alone(extent: int, element: int, target: Target) -> bool:
+    """Whether a row of ``extent`` elements of ``element`` bytes is too large for two
+    blocks' slabs an SM and fits one's (``stage_inputs.large_slab_budget``; 0 where the
+    target stages none): on the H200 112-223 KB of fp32. H100 host,
+    session 36 (``docs/bench/h100-2026-12-07-s36/``, ``copyrate.py``): softmax over rows of
+    50257 staged, two-pass 732.7 µs, online 819.1, unstaged online 1026.0 (eager 1025.6);
+    log-softmax the same 710.2, 789.8, 904.0; rows of 32768 (128 KB) 366.2, 441.0, 408.2."""
+    from deplodock.passes.tile.stage_inputs import large_slab_budget
+
+    row = extent * element
+    return large_slab_budget(target, element, 2) < row <= large_slab_budget(target, element, 1)
+
+
+def _row_element(first: loop.ForOp) -> int:
+    """The bytes of an element of the buffer the row loop ``first`` loads (4 if none)."""
+    load = next((op for op in first.walk() if isinstance(op, loop.LoadOp)), None)
+    return element_bytes(load.buffer.type.element_type) if load is not None else 4
 
 
 @dataclass(frozen=True)
@@ -211,11 +236,18 @@ class OnlineSoftmax(ModulePass):
     """Rows shorter than this keep their two loops (``online_pays``; 0: every row, a
     large value: none)."""
 
+    arch: str = DEFAULT_ARCH
+    """The target whose shared memory holds a staged row (``staged_alone``)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         del ctx
+        target = pass_target(self.name, self.arch)
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
             for first in [f for f in kernel.walk() if isinstance(f, loop.ForOp)]:
-                if first.parent is None or not online_pays(first.extent, self.min_row):
+                if first.parent is None:
+                    continue
+                element = _row_element(first)
+                if not online_pays(first.extent, self.min_row, element, target):
                     continue
                 pair = online_pair(first)
                 if pair is not None:

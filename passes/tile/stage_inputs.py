@@ -72,11 +72,16 @@ DEFAULT_MIN_SOURCE_BYTES = 25 * 1024 * 1024
 
 LARGE_RESERVE_BYTES = 4 * 1024
 """Shared memory a large slab leaves to the kernel's other arrays (a reduction's scratch)."""
-LARGE_BLOCKS_PER_SM = 2
-"""Blocks of a large slab an SM must hold at once. With one, a block's copy-in, compute and
-store do not overlap another's: on the H200 (session 13, ``docs/bench/h200-2026-12-03-s13``)
-rows of 48-78 KB staged ran 1.03-1.50x re-reading them from HBM, rows of 128 KB 0.93-1.00x
-and rows of 196 KB 0.97-1.12x."""
+LARGE_BLOCKS_PER_SM = 1
+"""Blocks of a large slab an SM must hold at once: one, so a row up to the whole of an
+SM's shared memory is staged (smaller ones still get two or more blocks an SM by their
+size). With one, a block's copy-in, compute and store do not overlap another's: on the
+H200 (session 13, ``docs/bench/h200-2026-12-03-s13``) rows of 48-78 KB staged ran
+1.03-1.50x re-reading them from HBM, rows of 128 KB 0.93-1.00x and rows of 196 KB
+0.97-1.12x, with the online loop; since session 33 every copy of a thread is in flight,
+and such a row keeps softmax's two loops over shared memory (``online_softmax.
+staged_alone``): on an H100 host (session 36) rows of 196 KB 1026.0 -> 732.7 µs, 128 KB
+408.2 -> 366.2 (eager 1025.6 and 659.5)."""
 
 
 def stage_pays(
