@@ -90,6 +90,32 @@ def test_online_softmax_leaves_other_programs(name: str) -> None:
     assert _reduce_loops(module)[1] == 0
 
 
+@pytest.mark.parametrize(
+    ("expr", "merged"),
+    [
+        ("torch.softmax(torch.randn(136,50257), -1)", 0),  # read a third time, 27 MB
+        ("torch.log_softmax(torch.randn(136,50257), -1)", 0),
+        ("torch.logsumexp(torch.randn(136,50257), -1)", 1),  # read by the two loops alone
+        ("torch.softmax(torch.randn(256,28000), -1)", 1),  # two blocks' slabs an SM fit
+        ("torch.softmax(torch.randn(128,60000), -1)", 1),  # past one block's: not staged
+        ("torch.softmax(torch.randn(3,50257), -1)", 1),  # 600 KB: stays in L2, few rows
+    ],
+)
+def test_a_row_staged_alone_and_read_again_keeps_two_loops(expr: str, merged: int) -> None:
+    """A row that only one block an SM can stage (112-223 KB of fp32 on the H200) and
+    that a loop reads after the two (softmax's normalising loop) keeps them: they walk
+    shared memory. Merged where the row is read by the two loops alone, where two blocks'
+    slabs fit (the default up to session 35), where no block's does, or where the input
+    is too small to be staged (its rows split across blocks); on sm_75 (no
+    ``cp.async``: nothing staged past 48 KB) every long row is merged."""
+    module, _, _ = _to_loop(expr)
+    OnlineSoftmax().apply(make_context(), module)
+    assert _reduce_loops(module)[1] == merged
+    module, _, _ = _to_loop(expr)
+    OnlineSoftmax(arch="sm_75").apply(make_context(), module)
+    assert _reduce_loops(module)[1] == 1
+
+
 def test_only_long_rows_by_default() -> None:
     """The default leaves a row shorter than ``MIN_ONLINE_ROW`` two loops (its group of
     threads keeps it in registers) and merges a longer one."""

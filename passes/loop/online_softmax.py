@@ -54,8 +54,9 @@ from xdsl.passes import ModulePass
 from xdsl.traits import MemoryWriteEffect
 
 from deplodock.dialects import loop
-from deplodock.dialects.access import element_bytes
+from deplodock.dialects.access import element_bytes, memref_bytes
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM
+from deplodock.passes.tile.stage_inputs import DEFAULT_MIN_SOURCE_BYTES, large_slab_budget
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 
@@ -198,13 +199,24 @@ can be) 5435 -> 115 µs."""
 
 
 def online_pays(
-    extent: int, min_row: int = MIN_ONLINE_ROW, element: int = 4, target: Target | None = None
+    extent: int,
+    min_row: int = MIN_ONLINE_ROW,
+    element: int = 4,
+    target: Target | None = None,
+    read_after: bool = False,
 ) -> bool:
     """Cost function: merge a row's max and exp-sum loops when the row is ``min_row``
-    long or longer (``MIN_ONLINE_ROW``), unless it is a row ``stage-inputs`` stages whole
-    with one block an SM (``staged_alone``): read from HBM once either way, its two loops
-    then walk shared memory, and the online form's second ``exp`` a step only costs."""
-    return extent >= min_row and not (target is not None and staged_alone(extent, element, target))
+    long or longer (``MIN_ONLINE_ROW``), unless a loop after them reads the row again
+    (softmax's normalising loop, ``read_after``: from an input ``stage-inputs`` stages,
+    ``DEFAULT_MIN_SOURCE_BYTES`` or more) and it stages such a row whole with one block an
+    SM (``staged_alone``): read from HBM once either way, its
+    loops then walk shared memory, and the online form's second ``exp`` a step only
+    costs. A row read by the two loops alone (cross-entropy, log-sum-exp) is read once
+    by the online loop and never staged: merged (H100 host, session 36: cross-entropy
+    over 8192 x 32001 online 357.5 µs, staged two-pass 446.6)."""
+    if extent < min_row:
+        return False
+    return not (read_after and target is not None and staged_alone(extent, element, target))
 
 
 def staged_alone(extent: int, element: int, target: Target) -> bool:
@@ -214,10 +226,33 @@ def staged_alone(extent: int, element: int, target: Target) -> bool:
     session 36 (``docs/bench/h100-2026-12-07-s36/``, ``copyrate.py``): softmax over rows of
     50257 staged, two-pass 732.7 µs, online 819.1, unstaged online 1026.0 (eager 1025.6);
     log-softmax the same 710.2, 789.8, 904.0; rows of 32768 (128 KB) 366.2, 441.0, 408.2."""
-    from deplodock.passes.tile.stage_inputs import large_slab_budget
-
     row = extent * element
     return large_slab_budget(target, element, 2) < row <= large_slab_budget(target, element, 1)
+
+
+def _read_after(kernel: loop.KernelOp, first: loop.ForOp, second: loop.ForOp) -> bool:
+    """Whether a loop of ``kernel`` other than the pair ``first``, ``second`` loads a
+    buffer ``first`` loads (softmax's normalising loop reads the row a third time)."""
+    buffers = {op.buffer for op in first.walk() if isinstance(op, loop.LoadOp)}
+    return any(
+        isinstance(op, loop.LoadOp) and op.buffer in buffers
+        for other in kernel.walk()
+        if isinstance(other, loop.ForOp) and _apart(other, first) and _apart(other, second)
+        for op in other.walk()
+    )
+
+
+def _apart(a: loop.ForOp, b: loop.ForOp) -> bool:
+    """Neither loop holds the other (nor is it)."""
+    return not a.is_ancestor(b) and not b.is_ancestor(a)
+
+
+def _source_bytes(first: loop.ForOp) -> int:
+    """The bytes of the largest buffer the row loop ``first`` loads: ``stage-inputs``
+    stages none under ``DEFAULT_MIN_SOURCE_BYTES`` (its re-reads hit L2), and a few long
+    rows are split across blocks (``chunk-reduce``), which only the online loop can be."""
+    loads = [op for op in first.walk() if isinstance(op, loop.LoadOp)]
+    return max((memref_bytes(op.buffer.type) for op in loads), default=0)
 
 
 def _row_element(first: loop.ForOp) -> int:
@@ -246,9 +281,10 @@ class OnlineSoftmax(ModulePass):
             for first in [f for f in kernel.walk() if isinstance(f, loop.ForOp)]:
                 if first.parent is None:
                     continue
-                element = _row_element(first)
-                if not online_pays(first.extent, self.min_row, element, target):
-                    continue
                 pair = online_pair(first)
-                if pair is not None:
+                if pair is None:
+                    continue
+                element, after = _row_element(first), _read_after(kernel, first, pair[0])
+                after = after and _source_bytes(first) >= DEFAULT_MIN_SOURCE_BYTES
+                if online_pays(first.extent, self.min_row, element, target, after):
                     merge(first, *pair)
