@@ -23,10 +23,10 @@ all of (``block_footprint``: RoPE's blocks of 16 rows of a head must not copy th
 128) and the kernel's slabs within ``max_bytes`` (48 KB by default: the most a block may
 hold in static ``__shared__`` arrays, and a slab larger than that costs occupancy a
 memory-bound kernel needs). A kernel's one slab past that budget, a long row, is staged
-too when two blocks of it fit the target's shared memory (``large_slab_budget``: 110 KB
-on the H200, on a target with ``cp.async``): the stage is ``async``, filled by ``cp.async``
-with all of a thread's copies in flight (few blocks an SM cannot keep memory busy with
-loads that wait for their registers), and the kernel's shared memory becomes dynamic
+too when one block of it fits the target's shared memory (``large_slab_budget`` with
+``LARGE_BLOCKS_PER_SM``: 223 KB on the H200, on a target with ``cp.async``): the stage is
+``async``, filled by ``cp.async`` with all of a thread's copies in flight (few blocks an
+SM cannot keep memory busy with loads that wait for their registers), and the kernel's shared memory becomes dynamic
 (``kernel.KernelOp.dynamic_shared_bytes``). A row longer than that is read from
 global memory each time (there is no chunked schedule yet). ``_decide`` takes that
 decision for one input; ``unstaged`` gives, after the pass, each input a block re-reads
