@@ -208,12 +208,12 @@ def online_pays(
     """Cost function: merge a row's max and exp-sum loops when the row is ``min_row``
     long or longer (``MIN_ONLINE_ROW``), unless a loop after them reads the row again
     (softmax's normalising loop, ``read_after``: from an input ``stage-inputs`` stages,
-    ``DEFAULT_MIN_SOURCE_BYTES`` or more) and it stages such a row whole with one block an
-    SM (``staged_alone``): read from HBM once either way, its
-    loops then walk shared memory, and the online form's second ``exp`` a step only
-    costs. A row read by the two loops alone (cross-entropy, log-sum-exp) is read once
-    by the online loop and never staged: merged (H100 host, session 36: cross-entropy
-    over 8192 x 32001 online 357.5 µs, staged two-pass 446.6)."""
+    ``DEFAULT_MIN_SOURCE_BYTES`` or more) and it stages such a row whole with one block
+    an SM (``staged_alone``): read from HBM once either way, its loops then walk shared
+    memory, and the online form's second ``exp`` a step only costs. A row read by the two
+    loops alone (cross-entropy, log-sum-exp) is read once by the online loop and never
+    staged: merged (H100 host, session 36: cross-entropy over 8192 x 32001 online 357.5
+    µs, staged two-pass 446.6)."""
     if extent < min_row:
         return False
     return not (read_after and target is not None and staged_alone(extent, element, target))
@@ -222,8 +222,8 @@ def online_pays(
 def staged_alone(extent: int, element: int, target: Target) -> bool:
     """Whether a row of ``extent`` elements of ``element`` bytes is too large for two
     blocks' slabs an SM and fits one's (``stage_inputs.large_slab_budget``; 0 where the
-    target stages none): on the H200 112-223 KB of fp32. H100 host,
-    session 36 (``docs/bench/h100-2026-12-07-s36/``, ``copyrate.py``): softmax over rows of
+    target stages none): on the H200 112-223 KB of fp32. H100 host, session 36
+    (``docs/bench/h100-2026-12-07-s36/``, ``copyrate.py``): softmax over rows of
     50257 staged, two-pass 732.7 µs, online 819.1, unstaged online 1026.0 (eager 1025.6);
     log-softmax the same 710.2, 789.8, 904.0; rows of 32768 (128 KB) 366.2, 441.0, 408.2."""
     row = extent * element
@@ -279,8 +279,8 @@ class OnlineSoftmax(ModulePass):
         target = pass_target(self.name, self.arch)
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
             for first in [f for f in kernel.walk() if isinstance(f, loop.ForOp)]:
-                if first.parent is None:
-                    continue
+                if first.parent is None or first.extent < self.min_row:
+                    continue  # the cheap half of ``online_pays`` first
                 pair = online_pair(first)
                 if pair is None:
                     continue

@@ -26,8 +26,8 @@ memory-bound kernel needs). A kernel's one slab past that budget, a long row, is
 too when one block of it fits the target's shared memory (``large_slab_budget`` with
 ``LARGE_BLOCKS_PER_SM``: 223 KB on the H200, on a target with ``cp.async``): the stage is
 ``async``, filled by ``cp.async`` with all of a thread's copies in flight (few blocks an
-SM cannot keep memory busy with loads that wait for their registers), and the kernel's shared memory becomes dynamic
-(``kernel.KernelOp.dynamic_shared_bytes``). A row longer than that is read from
+SM cannot keep memory busy with loads that wait for their registers), and the kernel's
+shared memory becomes dynamic (``kernel.KernelOp.dynamic_shared_bytes``). A row longer than that is read from
 global memory each time (there is no chunked schedule yet). ``_decide`` takes that
 decision for one input; ``unstaged`` gives, after the pass, each input a block re-reads
 that it left in global memory with the reason, which ``deplodock -v`` prints as the pass's
