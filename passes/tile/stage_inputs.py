@@ -16,22 +16,23 @@ trailing indices, now into the slab.
 
 Whether it pays is ``stage_pays``: at least ``min_reads`` load sites of the buffer (one
 read gains nothing from a copy, it only adds a barrier), an input of at least
-``min_source_bytes`` (25 MB: a smaller one stays in L2 between the reads, and on the H200
-the copy and its barrier then cost more than they save: RMSNorm (1,128,2048) 2.5 us
+``min_source_bytes`` (25 MB: a smaller one stays in L2 between the reads, and on the
+H200 the copy and its barrier then cost more than they save: RMSNorm (1,128,2048) 2.5 us
 staged, 2.1 us not; (1,4096,4096) 33.9 us staged, 36.5 us not), a slab the block reads
 all of (``block_footprint``: RoPE's blocks of 16 rows of a head must not copy the head's
 128) and the kernel's slabs within ``max_bytes`` (48 KB by default: the most a block may
 hold in static ``__shared__`` arrays, and a slab larger than that costs occupancy a
 memory-bound kernel needs). A kernel's one slab past that budget, a long row, is staged
 too when one block of it fits the target's shared memory (``large_slab_budget`` with
-``LARGE_BLOCKS_PER_SM``: 223 KB on the H200, on a target with ``cp.async``): the stage is
-``async``, filled by ``cp.async`` with all of a thread's copies in flight (few blocks an
-SM cannot keep memory busy with loads that wait for their registers), and the kernel's
-shared memory becomes dynamic (``kernel.KernelOp.dynamic_shared_bytes``). A row longer than that is read from
-global memory each time (there is no chunked schedule yet). ``_decide`` takes that
-decision for one input; ``unstaged`` gives, after the pass, each input a block re-reads
-that it left in global memory with the reason, which ``deplodock -v`` prints as the pass's
-notes (the write-up's RMSNorm, 256 KB: "its 256 KB stay in L2 between the reads").
+``LARGE_BLOCKS_PER_SM``: 223 KB on the H200, on a target with ``cp.async``): the stage
+is ``async``, filled by ``cp.async`` with all of a thread's copies in flight (few blocks
+an SM cannot keep memory busy with loads that wait for their registers), and the
+kernel's shared memory becomes dynamic (``kernel.KernelOp.dynamic_shared_bytes``). A row
+longer than that is read from global memory each time (there is no chunked schedule
+yet). ``_decide`` takes that decision for one input; ``unstaged`` gives, after the pass,
+each input a block re-reads that it left in global memory with the reason, which
+``deplodock -v`` prints as the pass's notes (the write-up's RMSNorm, 256 KB: "its 256 KB
+stay in L2 between the reads").
 
 A matmul chunked by ``chunk-matmul-k`` gets a slab of each shared operand per K chunk
 instead (``StageKChunks`` in ``stage_k_chunks.py``); the two rules never meet, because a
