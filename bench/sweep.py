@@ -448,7 +448,7 @@ def check(paths: Sequence[Path], refit: bool = False, holdout: Sequence[Path] = 
 def _report(rows, what: str) -> None:
     """One line a shape (the pick, its time, the fastest, against cuBLAS) and the geomean
     of fastest / picked."""
-    total, count = 0.0, 0
+    total, count, unmeasured = 0.0, 0, 0
     for shape, timings, runs in rows:
         pick = planned_label(shape) or PLANNED  # no tile: the default schedule, as built
         best = min(runs, key=lambda v: timings[v])
@@ -456,6 +456,7 @@ def _report(rows, what: str) -> None:
         picked = next((v for v in choices if _same_build(pick, v)), None)
         if picked is None:
             print(f"{shape.name:24s} picked {pick} (not in the sweep)")
+            unmeasured += 1
             continue
         total += math.log(timings[best] / timings[picked])
         count += 1
@@ -465,6 +466,8 @@ def _report(rows, what: str) -> None:
         )
     if count:
         print(f"fastest / picked, geomean over {count} shapes{what}: {math.exp(total / count):.3f}")
+    if unmeasured:  # a refit that sends picks to untimed variants is not judged by the geomean
+        print(f"picks no sweep timed{what}: {unmeasured} of {count + unmeasured} shapes")
 
 
 SESSION_SHAPES = {  # the names sessions 5 and 6 gave their shapes

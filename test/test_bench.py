@@ -768,6 +768,11 @@ def test_sweep_check_finds_the_picked_variant(tmp_path, capsys) -> None:
     check([tmp_path / "sweep.json"], holdout=[tmp_path / "sweep.json"])  # reported apart
     out = capsys.readouterr().out
     assert out.count(f"picked {pick}") == 2 and "over 1 shapes (held out): 1.000" in out
+    # a pick the sweep did not time is counted apart, not in the geomean
+    (tmp_path / "other.json").write_text(json.dumps({shape.name: {"cublas": 40.0, one: 200.0}}))
+    check([tmp_path / "sweep.json", tmp_path / "other.json"])
+    out = capsys.readouterr().out
+    assert "over 1 shapes: 1.000" in out and "picks no sweep timed: 1 of 2 shapes" in out
 
 
 def test_variants_tool_without_a_gpu_builds_and_says_so(capsys) -> None:
