@@ -351,12 +351,24 @@ def _measured_all(paths: Sequence[Path]) -> list:
 
 
 def _picked_loss(rows) -> float:
-    """Sum over shapes of log(picked / fastest), the pick the cheapest estimate: 0 when
-    every pick is right."""
+    """Sum over shapes of log(picked / fastest), the pick ``plan_matmul``'s as the planner
+    makes it today (``planned_label``): 0 when every pick is right. A pick that no sweep
+    of the shape timed counts as its slowest variant: a fit must not look right by moving
+    picks where nothing was measured (session 36: a fit of six sweeps moved 31 picks to
+    untimed variants and showed 1.000)."""
+    timed: dict[str, list[str]] = {}
+    for shape, timings, _ in rows:
+        timed.setdefault(shape.name, []).extend(timings)
     total = 0.0
     for shape, timings, runs in rows:
-        pick = min(runs, key=lambda v: _estimate_us(shape, runs[v]))
-        total += math.log(timings[pick] / min(timings[v] for v in runs))
+        fastest = min(timings[v] for v in runs)
+        label = planned_label(shape) or PLANNED
+        choices = [*runs, PLANNED] if PLANNED in timings else list(runs)
+        picked = next((v for v in choices if _same_build(label, v)), None)
+        if picked is not None:
+            total += math.log(timings[picked] / fastest)
+        elif not any(_same_build(label, v) for v in timed[shape.name]):
+            total += math.log(max(timings[v] for v in runs) / fastest)
     return total
 
 

@@ -775,6 +775,22 @@ def test_sweep_check_finds_the_picked_variant(tmp_path, capsys) -> None:
     assert "over 1 shapes: 1.000" in out and "picks no sweep timed: 1 of 2 shapes" in out
 
 
+def test_fit_counts_a_pick_no_sweep_timed_as_its_slowest() -> None:
+    """The fit's pick loss uses the planner's own pick; a pick no sweep of the shape timed
+    costs as the slowest timed variant (not nothing), one timed in another sweep of the
+    shape costs nothing here (that sweep judges it)."""
+    from deplodock.bench.sweep import Shape, _measured, _picked_loss, planned_label
+
+    shape = Shape.parse("linear:32x2048x5632")
+    pick = planned_label(shape)
+    other = pick.replace("_S16", "_S8")
+    timed = {shape.name: {"cublas": 40.0, pick: 30.0, other: 60.0}}
+    untimed = {shape.name: {"cublas": 40.0, other: 60.0, other.replace("_S8", "_S4"): 45.0}}
+    assert _picked_loss(_measured(timed)) == pytest.approx(0.0)
+    assert _picked_loss(_measured(untimed)) == pytest.approx(math.log(60.0 / 45.0))
+    assert _picked_loss(_measured(untimed) + _measured(timed)) == pytest.approx(0.0)
+
+
 def test_variants_tool_without_a_gpu_builds_and_says_so(capsys) -> None:
     """``bench.variants.compare`` on a machine with no GPU: each variant built and
     compiled, nothing timed, said in a line (not a traceback); an unknown case is named."""
