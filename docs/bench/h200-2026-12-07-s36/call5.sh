@@ -1,4 +1,4 @@
-# Session 36, call 5 (the device time left): Nsight Compute's memory tables and
+# Session 36, call 5 (written, not run: too little device time was left to start a machine): Nsight Compute's memory tables and
 # instruction mix of the gate at S=512 as now planned (16 x 8 tile, K in 3), for the
 # per-SM rate (80% of issue slots against cuBLAS's 85%); PDL on whole TinyLlama a second
 # time (call 2: 1.008x). Few files under $OUT (the tool returns a limited number).
