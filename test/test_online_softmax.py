@@ -116,6 +116,21 @@ def test_a_row_staged_alone_and_read_again_keeps_two_loops(expr: str, merged: in
     assert _reduce_loops(module)[1] == 1
 
 
+def test_kept_rows_are_noted_for_v() -> None:
+    """``deplodock -v`` says which long rows kept their two loops and why (the pass's
+    notes, ``online_softmax.kept``); a merged row gets no note."""
+    from deplodock.passes.loop.online_softmax import kept
+
+    module, _, _ = _to_loop("torch.softmax(torch.randn(136,50257), -1)")
+    pass_ = OnlineSoftmax()
+    pass_.apply(make_context(), module)
+    (note,) = kept(module, pass_)
+    assert "a row of 50257 (196 KB) keeps its max and exp-sum loops" in note
+    module, _, _ = _to_loop("torch.logsumexp(torch.randn(136,50257), -1)")
+    pass_.apply(make_context(), module)
+    assert kept(module, pass_) == []
+
+
 def test_only_long_rows_by_default() -> None:
     """The default leaves a row shorter than ``MIN_ONLINE_ROW`` two loops (its group of
     threads keeps it in registers) and merges a longer one."""

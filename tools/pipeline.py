@@ -433,11 +433,16 @@ def verify_module(module: ModuleOp) -> None:
 
 def _notes(pass_: ModulePass, module: ModuleOp) -> tuple[str, ...]:
     """Decisions a pass left on the IR that a user asked to see with -v: the fusions
-    ``fuse`` refused, the inputs ``stage-inputs`` left in global memory (and why)."""
+    ``fuse`` refused, the long rows ``online-softmax`` left two loops, the inputs
+    ``stage-inputs`` left in global memory (and why)."""
     if pass_.name == "fuse":
         from deplodock.passes.loop.fuse import refusals
 
         return tuple(refusals(module))
+    if pass_.name == "online-softmax":
+        from deplodock.passes.loop.online_softmax import kept
+
+        return tuple(kept(module, pass_))
     if pass_.name == "stage-inputs":
         from deplodock.passes.tile.stage_inputs import unstaged
 

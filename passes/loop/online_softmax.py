@@ -276,6 +276,13 @@ class OnlineSoftmax(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         del ctx
+        for first, pair, pays in self.pairs(op):
+            if pays:
+                merge(first, *pair)
+
+    def pairs(self, op: ModuleOp):
+        """Each long row's max loop with its exp-sum pair, and whether merging them pays
+        (``online_pays``), in the order ``apply`` merges them."""
         target = pass_target(self.name, self.arch)
         for kernel in [k for k in op.walk() if isinstance(k, loop.KernelOp)]:
             for first in [f for f in kernel.walk() if isinstance(f, loop.ForOp)]:
@@ -286,5 +293,21 @@ class OnlineSoftmax(ModulePass):
                     continue
                 element, after = _row_element(first), _read_after(kernel, first, pair[0])
                 after = after and _source_bytes(first) >= DEFAULT_MIN_SOURCE_BYTES
-                if online_pays(first.extent, self.min_row, element, target, after):
-                    merge(first, *pair)
+                yield first, pair, online_pays(first.extent, self.min_row, element, target, after)
+
+
+def kept(module: ModuleOp, pass_: OnlineSoftmax) -> list[str]:
+    """After the pass: each long row whose two loops it kept, and why (``deplodock -v``
+    prints them as the pass's notes)."""
+    notes = []
+    for first, _, pays in pass_.pairs(module):
+        if not pays:
+            kernel = loop.enclosing_kernel(first)
+            assert isinstance(kernel, loop.KernelOp)
+            kb = first.extent * _row_element(first) / 1024
+            notes.append(
+                f"@{kernel.sym_name.data}: a row of {first.extent} ({kb:.0f} KB) keeps its max "
+                "and exp-sum loops: staged whole with one block an SM and read again after "
+                "them, it is walked in shared memory (online_softmax.staged_alone)"
+            )
+    return notes
