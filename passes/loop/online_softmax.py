@@ -198,25 +198,17 @@ step only costs. H200 (session 12, ``docs/bench/h200-2026-12-02-s12/rows.py``): 
 can be) 5435 -> 115 µs."""
 
 
-def online_pays(
-    extent: int,
-    min_row: int = MIN_ONLINE_ROW,
-    element: int = 4,
-    target: Target | None = None,
-    read_after: bool = False,
-) -> bool:
+def online_pays(extent: int, min_row: int = MIN_ONLINE_ROW, staged_reread: bool = False) -> bool:
     """Cost function: merge a row's max and exp-sum loops when the row is ``min_row``
-    long or longer (``MIN_ONLINE_ROW``), unless a loop after them reads the row again
-    (softmax's normalising loop, ``read_after``: from an input ``stage-inputs`` stages,
-    ``DEFAULT_MIN_SOURCE_BYTES`` or more) and it stages such a row whole with one block
-    an SM (``staged_alone``): read from HBM once either way, its loops then walk shared
-    memory, and the online form's second ``exp`` a step only costs. A row read by the two
-    loops alone (cross-entropy, log-sum-exp) is read once by the online loop and never
-    staged: merged (H100 host, session 36: cross-entropy over 8192 x 32001 online 357.5
-    µs, staged two-pass 446.6)."""
-    if extent < min_row:
-        return False
-    return not (read_after and target is not None and staged_alone(extent, element, target))
+    long or longer (``MIN_ONLINE_ROW``), unless ``stage-inputs`` stages the row whole
+    with one block an SM and a loop after the two reads it again (``staged_reread``:
+    ``staged_alone``, an input of ``DEFAULT_MIN_SOURCE_BYTES`` or more, softmax's
+    normalising loop): read from HBM once either way, its loops then walk shared memory,
+    and the online form's second ``exp`` a step only costs. A row read by the two loops
+    alone (cross-entropy, log-sum-exp) is read once by the online loop and never staged:
+    merged (H100 host, session 36: cross-entropy over 8192 x 32001 online 357.5 µs,
+    staged two-pass 446.6)."""
+    return extent >= min_row and not staged_reread
 
 
 def staged_alone(extent: int, element: int, target: Target) -> bool:
@@ -291,9 +283,12 @@ class OnlineSoftmax(ModulePass):
                 pair = online_pair(first)
                 if pair is None:
                     continue
-                element, after = _row_element(first), _read_after(kernel, first, pair[0])
-                after = after and _source_bytes(first) >= DEFAULT_MIN_SOURCE_BYTES
-                yield first, pair, online_pays(first.extent, self.min_row, element, target, after)
+                staged_reread = (  # the size first: the walk of the kernel last
+                    staged_alone(first.extent, _row_element(first), target)
+                    and _source_bytes(first) >= DEFAULT_MIN_SOURCE_BYTES
+                    and _read_after(kernel, first, pair[0])
+                )
+                yield first, pair, online_pays(first.extent, self.min_row, staged_reread)
 
 
 def kept(module: ModuleOp, pass_: OnlineSoftmax) -> list[str]:
