@@ -221,7 +221,7 @@ class KernelOp(KernelBase):
         return op
 
 
-FILLS = ("sync", "prefetch", "async", "mixed", "tma")
+FILLS = ("sync", "prefetch", "async", "async3", "mixed", "tma")
 """How a kernel's K loop fills its shared-memory slabs (``fill-k-loop`` decides it):
 ``sync`` one copy, filled and then read (or two copies, not rotated); ``prefetch`` two
 copies, chunk ``k + 1`` loaded into registers while chunk ``k`` is computed; ``async`` two
@@ -559,7 +559,8 @@ class StageOp(IRDLOperation):
         %xs = tile.stage %x_b[0, %m0, %k0] box [128, 8] transpose pad 4
                 : memref<1x128x2048xf32> -> memref<8x132xf32>
 
-    ``buffers 2`` keeps two copies, chunk ``k`` in copy ``k % 2``, and ``async`` fills it
+    ``buffers 2`` keeps two copies, chunk ``k`` in copy ``k % 2`` (``buffers 3``, async
+    stages only: three, chunk ``k`` in copy ``k % 3``, two chunks in flight), and ``async`` fills it
     with ``cp.async`` (a stage at the top of the kernel too: ``stage-inputs``' row past
     48 KB, every copy in flight before one wait), ``tma`` (sm_90) with whole-box TMA
     copies that complete on an mbarrier: a ``pipeline`` K loop then copies chunk
@@ -780,12 +781,17 @@ class StageOp(IRDLOperation):
             )
         if loop_ is None and self.buffer_count != 1:
             raise VerifyException("tile.stage: only a stage refilled in a loop is multi-buffered")
-        if self.buffer_count not in (1, 2):
-            raise VerifyException(f"tile.stage: buffers {self.buffer_count} must be 1 or 2")
-        if self.is_async and loop_ is not None and self.buffer_count != 2:
+        if self.buffer_count not in (1, 2, 3):
+            raise VerifyException(f"tile.stage: buffers {self.buffer_count} must be 1, 2 or 3")
+        if self.is_async and loop_ is not None and self.buffer_count < 2:
             raise VerifyException(
-                "tile.stage: an async stage in a loop needs buffers 2 (the copy of the next "
-                "chunk lands while this one is read)"
+                "tile.stage: an async stage in a loop needs buffers 2 or 3 (the copy of the "
+                "next chunk lands while this one is read)"
+            )
+        if self.buffer_count == 3 and not self.is_async:
+            raise VerifyException(
+                "tile.stage: buffers 3 only for an async stage (cp.async keeps two chunks in "
+                "flight; loads into registers rotate two buffers)"
             )
         if self.is_async and self.element_bytes < 4:
             raise VerifyException(

@@ -325,7 +325,7 @@ class MaterializeKernel(RewritePattern):
             buffered = [
                 s
                 for s in for_op.body.block.ops
-                if isinstance(s, tile.StageOp) and s.buffer_count == 2
+                if isinstance(s, tile.StageOp) and s.buffer_count >= 2
             ]
             if buffered and tid is not None:
                 mode = _rotation(for_op, buffered)
@@ -352,7 +352,7 @@ def _rotation(for_op: loop.ForOp, buffered: list[tile.StageOp]) -> str:
     if all(s.is_tma for s in buffered):
         return "tma"
     if all(s.is_async for s in buffered):
-        return "async"
+        return "async3" if buffered[0].buffer_count == 3 else "async"
     # Register prefetch for the slabs loaded into registers; "mixed" when others are async.
     return "mixed" if any(s.is_async for s in buffered) else "prefetch"
 

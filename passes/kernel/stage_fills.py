@@ -18,12 +18,22 @@ A double-buffered loop (one shared array ``[2, ..]`` per slab, chunk ``k`` in ``
     async:      fill chunk 0 -> buffer 0 (cp.async); commit
                 for k: if k + 1 < n: fill chunk k + 1 -> buffer (k + 1) % 2 (cp.async)
                        commit; wait 1; barrier; compute from buffer k % 2; barrier
+    async3:     fill chunk 0 -> buffer 0; commit; fill chunk 1 -> buffer 1; commit (cp.async)
+                for k: wait 1; barrier                    // chunk k is in, k - 1 is read
+                       if k + 2 < n: fill chunk k + 2 -> buffer (k + 2) % 3 (cp.async)
+                       commit; compute from buffer k % 3
     mixed:      fill chunk 0 -> buffer 0 (cp.async slabs: cp.async; commit; others: loads)
                 for k: wait 0; barrier                    // chunk k is in, k - 1 is read
                        if k + 1 < n: fill chunk k + 1 -> buffer (k + 1) % 2 (cp.async)
                        commit; load the others' chunk k + 1 into registers
                        compute from buffer k % 2
                        store the registers -> buffer (k + 1) % 2
+
+The three-buffer rotation (``buffers 3``) keeps two chunks in flight and needs one
+barrier an iteration: the copy of chunk ``k + 2`` goes to the buffer chunk ``k - 1`` was
+read from, after the barrier every thread passes once done with it. A transposed slab
+copied 4 bytes at a time has consecutive threads on consecutive elements (a warp's
+copies are whole 32-byte sectors of the source; ``fill_loop``).
 
 The mixed rotation is for a loop whose slabs are copied both ways (``torch.matmul``'s
 ``x[m, k] @ w[k, n]``: ``w``'s slab in the source's order by cp.async, ``x``'s transposed
@@ -154,7 +164,7 @@ def fill_loop(
         fill.body.block.add_ops([load, store])
         # A transposed slab's stores go to four rows, one element each.
         wide = (load,) if stage.is_transposed or buffer is not None else (load, store)
-    if copy_async:  # four consecutive flat elements four consecutive, aligned sources
+    if copy_async:  # four consecutive flat elements: one 16-byte copy, both sides aligned
         source = [*origin_operands, fill.induction_var]
         vectorizable = contiguous_lanes(
             stage.source.type,
@@ -163,7 +173,8 @@ def fill_loop(
             fill,
             FILL_VECTOR,  # type: ignore[arg-type]
             guarded,
-        )
+        ) and contiguous_lanes(shared.type, target_map, operands, fill, FILL_VECTOR, guarded)  # type: ignore[arg-type]
+        # (else 4-byte copies, consecutive threads on consecutive elements: coalesced)
     else:
         vectorizable = all(vector_access(access, fill, FILL_VECTOR) for access in wide)
     if fill.upper.data % FILL_VECTOR == 0 and vectorizable:
@@ -243,17 +254,18 @@ def index_constant(value: int, hint: str | None = None) -> arith.ConstantOp:
 
 
 def next_chunk_guard(
-    iv: SSAValue, chunks: int, limit: SSAValue | None = None
+    iv: SSAValue, chunks: int, limit: SSAValue | None = None, ahead: int = 1, buffers: int = 2
 ) -> tuple[list[Operation], SSAValue, SSAValue, SSAValue]:
-    """The ops computing, in iteration ``iv`` of a loop over ``chunks`` chunks, the next
-    chunk as ``(iv + 1) % chunks`` (the same value where the guard holds, and provably a
-    chunk index everywhere), its buffer ``(iv + 1) % 2`` and the guard ``iv + 1 <
-    chunks`` (and ``< limit``, the loop's ``below`` limit, when it has one: no copy of a
-    chunk the loop will not reach). Returns (the ops, next chunk, next buffer, guard)."""
+    """The ops computing, in iteration ``iv`` of a loop over ``chunks`` chunks, the chunk
+    ``ahead`` of it as ``(iv + ahead) % chunks`` (the same value where the guard holds, and
+    provably a chunk index everywhere), its buffer ``(iv + ahead) % buffers`` and the guard
+    ``iv + ahead < chunks`` (and ``< limit``, the loop's ``below`` limit, when it has one:
+    no copy of a chunk the loop will not reach). Returns (the ops, that chunk, its buffer,
+    guard)."""
     d0 = AffineExpr.dimension(0)
-    following = apply_op(d0 + 1, [iv], "following")
-    next_chunk = apply_op((d0 + 1) % chunks, [iv], f"{iv.name_hint or 'k'}_next")
-    next_buffer = apply_op((d0 + 1) % 2, [iv], "buf_next")
+    following = apply_op(d0 + ahead, [iv], "following")
+    next_chunk = apply_op((d0 + ahead) % chunks, [iv], f"{iv.name_hint or 'k'}_next")
+    next_buffer = apply_op((d0 + ahead) % buffers, [iv], "buf_next")
     bound = index_constant(chunks, f"c{chunks}")
     more = arith.CmpiOp(following.result, bound.result, "ult")
     more.result.name_hint = "more"
@@ -272,21 +284,22 @@ def double_buffers(
     stages: list[tile.StageOp],
     rewriter: PatternRewriter,
     align: int | None = None,
+    count: int = 2,
 ) -> tuple[Operation, list[SSAValue]]:
-    """Allocate a shared array of two buffers per slab before the loop (aligned to
-    ``align`` when given) and make the loads it served read buffer ``k % 2``. Returns
-    the op computing ``k % 2`` (first in the body) and the arrays."""
+    """Allocate a shared array of ``count`` buffers per slab before the loop (aligned to
+    ``align`` when given) and make the loads it served read buffer ``k % count``. Returns
+    the op computing ``k % count`` (first in the body) and the arrays."""
     iv = for_op.induction_var
     d0 = AffineExpr.dimension(0)
     body = for_op.body.block
-    current = apply_op(d0 % 2, [iv], "buf")
+    current = apply_op(d0 % count, [iv], "buf")
     rewriter.insert(current, InsertPoint.at_start(body))
     shared_arrays = []
     for stage in stages:
         name = stage.result.name_hint or "slab"
         stored = stage.result.type
         assert isinstance(stored, MemRefType)
-        doubled = MemRefType(stored.element_type, [2, *stored.get_shape()])
+        doubled = MemRefType(stored.element_type, [count, *stored.get_shape()])
         shared = kernel.SharedOp(name, doubled, align)
         shared.result.name_hint = name
         rewriter.insert(shared, InsertPoint.before(for_op))
@@ -316,8 +329,8 @@ def lower_buffered(
     rewriter: PatternRewriter,
 ) -> None:
     """Rotate a K loop with double-buffered slabs (see the module docstring): ``mode`` is
-    ``"sync"``, ``"prefetch"``, ``"async"`` or ``"mixed"`` (a loop of ``tma`` slabs is
-    ``tma_fills.lower_tma``'s)."""
+    ``"sync"``, ``"prefetch"``, ``"async"``, ``"async3"`` (three buffers) or ``"mixed"``
+    (a loop of ``tma`` slabs is ``tma_fills.lower_tma``'s)."""
     if any(stage.swizzle_bytes for stage in stages):
         raise DiagnosticException(
             "materialize: a swizzled slab is filled by TMA only, in a pipelined loop of tma "
@@ -327,7 +340,8 @@ def lower_buffered(
     chunks = for_op.extent
     d0 = AffineExpr.dimension(0)
     body = for_op.body.block
-    current, shared_arrays = double_buffers(for_op, stages, rewriter)
+    count = 3 if mode == "async3" else 2
+    current, shared_arrays = double_buffers(for_op, stages, rewriter, count=count)
 
     def fills(
         chunk: SSAValue, buffer: SSAValue, copy_async: bool, which: str = "all"
@@ -396,6 +410,28 @@ def lower_buffered(
         ]
         rewriter.insert(steady, InsertPoint.after(current))
         rewriter.insert(stores, InsertPoint.before(body.last_op))
+    elif mode == "async3":
+        zero, one = index_constant(0, "c0"), index_constant(1, "c1")
+        prologue = [
+            zero,
+            one,
+            *fills(zero.result, zero.result, True),
+            kernel.CpAsyncCommitOp(),
+            *fills(one.result, one.result, True),
+            kernel.CpAsyncCommitOp(),
+        ]
+        rewriter.insert(prologue, InsertPoint.before(for_op))
+        guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks, None, 2, 3)
+        then = Block()
+        then.add_ops([*fills(next_chunk, next_buffer, True), scf.YieldOp()])
+        steady = [
+            kernel.CpAsyncWaitOp(1),
+            kernel.BarrierOp(),
+            *guard,
+            scf.IfOp(more, [], Region(then)),
+            kernel.CpAsyncCommitOp(),
+        ]
+        rewriter.insert(steady, InsertPoint.after(current))
     else:
         zero = index_constant(0, "c0")
         prologue = [zero, *fills(zero.result, zero.result, True), kernel.CpAsyncCommitOp()]

@@ -70,14 +70,20 @@ class FillKLoop(ModulePass):
     tma: bool = False
     """TMA box copies where a loop's slabs all qualify (off: not yet measured faster)."""
 
+    buffers: int = 2
+    """Copies of each slab of a loop filled by cp.async alone: 3 copies two chunks ahead
+    with one barrier an iteration (``async3``; in loops of three chunks or more)."""
+
     arch: str = DEFAULT_ARCH
     """The target (``deplodock.target``): its shared memory, cp.async (sm_80), TMA (sm_90)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_bytes < 0:
             raise DiagnosticException(f"fill-k-loop: max_bytes={self.max_bytes} must be >= 0")
+        if self.buffers not in (2, 3):
+            raise DiagnosticException(f"fill-k-loop: buffers={self.buffers} must be 2 or 3")
         target = pass_target(self.name, self.arch)
-        options = FillOptions(self.max_bytes, self.always, self.narrow, self.tma)
+        options = FillOptions(self.max_bytes, self.always, self.narrow, self.tma, self.buffers)
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             for for_op, stages in refilled_stages(kernel):
                 if is_pipelined(for_op) or any(s.buffer_count > 1 for s in stages):

@@ -9,6 +9,9 @@ loop. ``plan_fill`` decides, loop by loop, one of ``tile.FILLS``:
   compute and stored to the other copy after it (transposed slabs, whose stores scatter);
 * ``async``: two copies filled by ``cp.async`` one chunk ahead (slabs in the source's
   order, 16-byte copies; sm_80 and later);
+* ``async3``: three copies filled by ``cp.async`` two chunks ahead, one barrier an
+  iteration (``fill-k-loop{buffers=3}``; where ``async`` applies, in a loop of three
+  chunks or more without a ``below`` limit);
 * ``mixed``: both in one loop (``torch.matmul``'s ``x[m, k] @ w[k, n]``: cp.async for
   ``w``, register prefetch for ``x``);
 * ``tma``: two copies filled by TMA box copies on mbarriers (sm_90; off by default: not
@@ -43,6 +46,7 @@ class FillOptions:
     always: bool = False  # double every slab that fits, even in a loop of one chunk (tests)
     narrow: bool = False  # cp.async for transposed slabs too, 4 bytes a copy (tests)
     tma: bool = False  # TMA where a whole loop's slabs qualify (not yet measured faster)
+    buffers: int = 2  # copies of a slab filled by cp.async alone: 3 keeps two chunks in flight
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class Fill:
         if "tma" in kinds:
             return "tma"
         if kinds == {"async"}:
-            return "async"
+            return "async3" if self.buffers == 3 else "async"
         return "mixed" if "async" in kinds else "prefetch"
 
 
@@ -130,4 +134,21 @@ def plan_fill(
     copies = tuple("async" if _copies_async(s, target, options.narrow) else "load" for s in stages)
     if options.tma and for_op.extent >= 2 and all(_copies_by_tma(s, target) for s in stages):
         copies = ("tma",) * len(stages)
+    all_async = set(copies) == {"async"}
+    if options.buffers == 3 and all_async and _triples(kernel, for_op, stages, options, target):
+        return Fill(3, copies, True)
     return Fill(2, copies, for_op.extent >= 2)
+
+
+def _triples(
+    kernel: tile.KernelOp, for_op: loop.ForOp, stages: list[tile.StageOp], options: FillOptions,
+    target: Target,
+) -> bool:  # fmt: skip
+    """Three copies (``async3``) for a loop of three chunks or more without a ``below``
+    limit (its prologue copies chunks 0 and 1 unguarded) whose slabs, tripled, fit
+    ``max_bytes`` and the target's shared memory a block."""
+    if for_op.extent < 3 or for_op.limit is not None:
+        return False
+    total = sum(s.size_bytes() for s in kernel.walk() if isinstance(s, tile.StageOp))
+    tripled = total + 2 * sum(s.size_bytes() for s in stages)
+    return tripled <= min(options.max_bytes, target.shared_bytes)
