@@ -21,7 +21,7 @@ import pytest
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from deplodock.backends.cuda.emit import emit_cuda
 from deplodock.dialects import kernel, loop, make_context, tile
@@ -63,7 +63,8 @@ class Program:
     # chunk loaded into registers during the compute), "mixed" (the cost model's for slabs
     # stored both ways: cp.async for one, register prefetch for the other), "single" (one
     # buffer, two barriers a chunk) or "async" (two buffers, 4-byte cp.async one chunk
-    # ahead; slower, kept tested)
+    # ahead; slower, kept tested) or "async3" (three buffers two chunks ahead, one barrier
+    # a chunk; fill-k-loop{buffers=3})
     # or "tma" (two buffers, TMA box copies one chunk ahead on mbarriers; fill-k-loop's tma
     # is off by default, not measured yet).
     schedule: str = "prefetch"
@@ -74,6 +75,7 @@ SCHEDULE_OPTIONS = {
     "mixed": {},
     "single": {"fill-k-loop": {"max_bytes": 0}},
     "async": {"fill-k-loop": {"always": True, "narrow": True}},
+    "async3": {"fill-k-loop": {"always": True, "narrow": True, "buffers": 3}},
     "tma": {"fill-k-loop": {"tma": True}},
 }
 
@@ -185,6 +187,27 @@ CORPUS = {
         (4, 4),
         2,
         schedule="async",
+    ),
+    # three buffers, two chunks in flight: the 4 x 4 tile (16 chunks), the 16 x 8 tile
+    # (4 chunks of 8), and split K (the partial sums' kernel, 8 chunks a split)
+    "linear_async3": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,256), torch.randn(512,256))",
+        (4, 4),
+        2,
+        schedule="async3",
+    ),
+    "linear_16x8_async3": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,32), torch.randn(128,32))",
+        (16, 8),
+        2,
+        {"register-tile": {"tm": 16, "tn": 8, "threads_m": 8, "threads_n": 16}},
+        schedule="async3",
+    ),
+    "split_k_async3": Program(
+        "torch.nn.functional.linear(torch.randn(1,32,512), torch.randn(256,512))",
+        (4, 4),
+        2,
+        schedule="async3",
     ),
     # the seed's prologue x + b inside the K loop: b[k] is a slab of its own
     # both operands staged in their own order (a[k, m], b[k, n]: a.t() @ b), so the whole
@@ -473,6 +496,79 @@ def test_pipelined_k_loop(name: str) -> None:
         assert kinds.count(kernel.BarrierOp) == 2
         (wait,) = [op for op in loop_op.body.block.ops if isinstance(op, kernel.CpAsyncWaitOp)]
         assert wait.pending.data == 1
+
+
+@pytest.mark.parametrize("name", _named("async3"))
+def test_three_buffer_k_loop(name: str) -> None:
+    """Chunks 0 and 1 are copied before the loop, a group each, into three buffers; each
+    iteration waits for all but the newest group, passes its only barrier, copies chunk
+    k + 2 behind a guard and commits, then computes; each thread's 4-byte copies are of
+    consecutive elements a thread apart (no vector fill: a warp copies whole sectors)."""
+    (kern,) = _matmul_kernels(stages(name).texts["materialize"], kernel.KernelOp)
+    top = list(kern.body.block.ops)
+    shared = [op for op in top if isinstance(op, kernel.SharedOp)]
+    assert shared and all(op.result.type.get_shape()[0] == 3 for op in shared)
+    for loop_op in [op for op in top if isinstance(op, kernel.ForOp) and op.kinds]:
+        before = top[: top.index(loop_op)]
+        commits = [op for op in before if isinstance(op, kernel.CpAsyncCommitOp)]
+        assert len(commits) == 2
+        kinds = [type(op) for op in loop_op.body.block.ops]
+        assert kinds.count(kernel.BarrierOp) == 1
+        i = kinds.index(kernel.CpAsyncWaitOp)
+        assert kinds[i : i + 2] == [kernel.CpAsyncWaitOp, kernel.BarrierOp]
+        assert kinds.index(kernel.CpAsyncCommitOp) > i
+        (wait,) = [op for op in loop_op.body.block.ops if isinstance(op, kernel.CpAsyncWaitOp)]
+        assert wait.pending.data == 1
+        fills = [op for op in loop_op.walk() if isinstance(op, kernel.ForOp) and not op.kinds]
+        copies = [f for f in fills if any(isinstance(o, kernel.CpAsyncOp) for o in f.walk())]
+        assert copies and all(f.vector is None or f.vector.data == 1 for f in copies)
+
+
+def test_race_checker_catches_three_buffer_schedule_bugs() -> None:
+    """Waiting for all but two groups leaves chunk k in flight; without the barrier a
+    warp reads another warp's copies (and the copy of chunk k + 2 overwrites the buffer a
+    slow warp still reads chunk k - 1 from); two buffers where three are rotated put chunk
+    k + 2 into the buffer being read."""
+    got = stages("linear_async3")
+    text = got.texts["materialize"]
+    early = _broken(text, "kernel.cp_async_wait 1", "kernel.cp_async_wait 2")
+    with pytest.raises(SharedMemoryRace, match="still in flight"):
+        run_forward(early, got.inputs, blocks=[0])
+    lines = text.splitlines()
+    wait = next(i for i, line in enumerate(lines) if "kernel.cp_async_wait 1" in line)
+    assert lines[wait + 1].strip() == "kernel.barrier"
+    no_barrier = _parse("\n".join(lines[: wait + 1] + lines[wait + 2 :]))
+    with pytest.raises(SharedMemoryRace, match="race"):
+        run_forward(no_barrier, got.inputs, blocks=[0])
+    assert text.count("(d0 + 2) mod 3") == 1
+    wrong = _broken(text, "(d0 + 2) mod 3", "(d0 + 2) mod 2")
+    with pytest.raises(SharedMemoryRace):
+        run_forward(wrong, got.inputs, blocks=[0])
+
+
+def test_three_buffers_only_where_they_apply() -> None:
+    """``buffers=3`` leaves a loop of register prefetch (transposed slabs, not narrow)
+    and a loop of two chunks at two buffers; the option takes 2 or 3."""
+    from deplodock.passes.tile.fill_k_loop import FillKLoop
+
+    for expr, options in (
+        ("torch.nn.functional.linear(torch.randn(1,128,256), torch.randn(512,256))", {}),
+        (
+            "torch.nn.functional.linear(torch.randn(1,128,32), torch.randn(512,32))",
+            {"narrow": True},
+        ),
+    ):
+        module = lower(import_program(capture_expression(expr).program).module, to="loop")
+        ctx = make_context()
+        for pass_name in PASSES_TO["tile"]:
+            if pass_name == "fill-k-loop":
+                FillKLoop(buffers=3, **options).apply(ctx, module)
+            else:
+                get_pass(pass_name)().apply(ctx, module)
+        buffers = {s.buffer_count for s in module.walk() if isinstance(s, tile.StageOp)}
+        assert buffers == {2}, (expr, buffers)
+    with pytest.raises(DiagnosticException, match="buffers=4"):
+        FillKLoop(buffers=4).apply(make_context(), ModuleOp([]))
 
 
 def _broken(text: str, old: str, new: str) -> ModuleOp:
