@@ -8,7 +8,9 @@
 // commits; each iteration copies chunk k+1 into the other buffer (guarded: not after the
 // last chunk), commits, waits until one group is left in flight (chunk k has landed),
 // and a barrier makes it visible to every thread; it computes chunk k from buffer
-// k mod 2, and a second barrier frees that buffer for the copy of chunk k+2.
+// k mod 2, and a second barrier frees that buffer for the copy of chunk k+2. The slabs
+// are transposed, so their copies go 4 bytes each (no vector fill), consecutive threads
+// on consecutive elements.
 
 func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor<1x64x128xf32> {
   %linear = tile.kernel @k_linear axes(%a0_g_b : 2 = block, %a0_g_t : 8 = thread, %a1_g_b : 2 = block, %a1_g_t : 16 = thread) ins(%x_b = %x : tensor<1x64x128xf32>, %x1_b = %x1 : tensor<128x128xf32>) outs(%linear_b : tensor<1x64x128xf32>) attributes {covers = ["linear"], schedule = #tile.schedule<thread = [4, 4], threads = [8, 16], k_chunk = 16>} {
@@ -82,10 +84,10 @@ func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor
 // CHECK-NEXT:  %x_smem = kernel.shared "x_smem" : memref<2x16x36xf32>
 // The prologue: chunk 0 into buffer 0, one committed group.
 // CHECK-NEXT:  %c0 = arith.constant 0 : index
-// CHECK-NEXT:  kernel.for %x1_smem_flat = %tid to 1024 step 128 vector 4 {
+// CHECK-NEXT:  kernel.for %x1_smem_flat = %tid to 1024 step 128 {
 // CHECK-NEXT:    kernel.cp_async %x1_b[%a1_g_b * 64 + %x1_smem_flat floordiv 16, %c0 * 16 + %x1_smem_flat mod 16] -> %x1_smem[%c0, %x1_smem_flat mod 16, %x1_smem_flat floordiv 16] : memref<128x128xf32> -> memref<2x16x68xf32>
 // CHECK-NEXT:  }
-// CHECK-NEXT:  kernel.for %x_smem_flat = %tid to 512 step 128 vector 4 {
+// CHECK-NEXT:  kernel.for %x_smem_flat = %tid to 512 step 128 {
 // CHECK-NEXT:    kernel.cp_async %x_b[0, %a0_g_b * 32 + %x_smem_flat floordiv 16, %c0 * 16 + %x_smem_flat mod 16] -> %x_smem[%c0, %x_smem_flat mod 16, %x_smem_flat floordiv 16] : memref<1x64x128xf32> -> memref<2x16x36xf32>
 // CHECK-NEXT:  }
 // CHECK-NEXT:  kernel.cp_async_commit
@@ -98,10 +100,10 @@ func.func @forward(%x: tensor<1x64x128xf32>, %x1: tensor<128x128xf32>) -> tensor
 // CHECK-NEXT:    %c8 = arith.constant 8 : index
 // CHECK-NEXT:    %more = arith.cmpi ult, %following, %c8 : index
 // CHECK-NEXT:    scf.if %more {
-// CHECK-NEXT:      kernel.for %[[F1:.*]] = %tid to 1024 step 128 vector 4 {
+// CHECK-NEXT:      kernel.for %[[F1:.*]] = %tid to 1024 step 128 {
 // CHECK-NEXT:        kernel.cp_async %x1_b[%a1_g_b * 64 + %[[F1]] floordiv 16, %a2_o_next * 16 + %[[F1]] mod 16] -> %x1_smem[%buf_next, %[[F1]] mod 16, %[[F1]] floordiv 16]
 // CHECK-NEXT:      }
-// CHECK-NEXT:      kernel.for %[[F2:.*]] = %tid to 512 step 128 vector 4 {
+// CHECK-NEXT:      kernel.for %[[F2:.*]] = %tid to 512 step 128 {
 // CHECK-NEXT:        kernel.cp_async %x_b[0, %a0_g_b * 32 + %[[F2]] floordiv 16, %a2_o_next * 16 + %[[F2]] mod 16] -> %x_smem[%buf_next, %[[F2]] mod 16, %[[F2]] floordiv 16]
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
