@@ -225,7 +225,8 @@ FILLS = ("sync", "prefetch", "async", "async3", "mixed", "tma")
 """How a kernel's K loop fills its shared-memory slabs (``fill-k-loop`` decides it):
 ``sync`` one copy, filled and then read (or two copies, not rotated); ``prefetch`` two
 copies, chunk ``k + 1`` loaded into registers while chunk ``k`` is computed; ``async`` two
-copies filled by ``cp.async`` one chunk ahead; ``mixed`` both (cp.async for slabs in the
+copies filled by ``cp.async`` one chunk ahead; ``async3`` three such copies, two chunks
+ahead, one barrier a chunk; ``mixed`` both (cp.async for slabs in the
 source's order, register prefetch for transposed ones); ``tma`` two copies filled by TMA
 box copies on mbarriers."""
 

@@ -412,16 +412,17 @@ def lower_buffered(
         rewriter.insert(stores, InsertPoint.before(body.last_op))
     elif mode == "async3":
         zero, one = index_constant(0, "c0"), index_constant(1, "c1")
+        second = fills(one.result, one.result, True) if chunks >= 2 else []  # (else: empty)
         prologue = [
             zero,
             one,
             *fills(zero.result, zero.result, True),
             kernel.CpAsyncCommitOp(),
-            *fills(one.result, one.result, True),
+            *second,
             kernel.CpAsyncCommitOp(),
         ]
         rewriter.insert(prologue, InsertPoint.before(for_op))
-        guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks, None, 2, 3)
+        guard, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks, for_op.limit, 2, 3)
         then = Block()
         then.add_ops([*fills(next_chunk, next_buffer, True), scf.YieldOp()])
         steady = [
