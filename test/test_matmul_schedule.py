@@ -571,6 +571,33 @@ def test_three_buffers_only_where_they_apply() -> None:
         FillKLoop(buffers=4).apply(make_context(), ModuleOp([]))
 
 
+def test_a_loop_left_short_of_three_copies_is_noted_for_v() -> None:
+    """``deplodock -v`` says which K loops ``fill-k-loop{buffers=3}`` left with fewer
+    copies, and why (``fill_k_loop.short``); a loop that got three, or a pass not asked
+    for three, has no note."""
+    from deplodock.passes.tile.fill_k_loop import FillKLoop, short
+
+    expr = "torch.nn.functional.linear(torch.randn(1,128,256), torch.randn(512,256))"
+    notes = {}
+    for key, options in (
+        ("prefetch", {"buffers": 3}),
+        ("three", {"buffers": 3, "narrow": True}),
+        ("none", {"buffers": 3, "narrow": True, "max_bytes": 0}),
+        ("two", {"narrow": True}),
+    ):
+        module = lower(import_program(capture_expression(expr).program).module, to="loop")
+        ctx = make_context()
+        pass_ = FillKLoop(**options)
+        for pass_name in PASSES_TO["tile"]:
+            (pass_ if pass_name == "fill-k-loop" else get_pass(pass_name)()).apply(ctx, module)
+        notes[key] = short(module, pass_)
+    (prefetch,) = notes["prefetch"]
+    assert "keeps 2 copies of its slabs: its slabs are not all copied by cp.async" in prefetch
+    (none,) = notes["none"]
+    assert "keeps 1 copy of its slabs: three copies take" in none and "over 0" in none
+    assert notes["three"] == notes["two"] == []
+
+
 def _broken(text: str, old: str, new: str) -> ModuleOp:
     assert old in text
     return _parse(text.replace(old, new, 1))

@@ -434,7 +434,8 @@ def verify_module(module: ModuleOp) -> None:
 def _notes(pass_: ModulePass, module: ModuleOp) -> tuple[str, ...]:
     """Decisions a pass left on the IR that a user asked to see with -v: the fusions
     ``fuse`` refused, the long rows ``online-softmax`` left two loops, the inputs
-    ``stage-inputs`` left in global memory (and why)."""
+    ``stage-inputs`` left in global memory, the K loops ``fill-k-loop{buffers=3}`` left
+    with fewer copies (and why)."""
     if pass_.name == "fuse":
         from deplodock.passes.loop.fuse import refusals
 
@@ -447,6 +448,10 @@ def _notes(pass_: ModulePass, module: ModuleOp) -> tuple[str, ...]:
         from deplodock.passes.tile.stage_inputs import unstaged
 
         return tuple(unstaged(module, pass_))
+    if pass_.name == "fill-k-loop":
+        from deplodock.passes.tile.fill_k_loop import short
+
+        return tuple(short(module, pass_))
     return ()
 
 

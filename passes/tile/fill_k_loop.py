@@ -48,7 +48,12 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import tile
 from deplodock.passes.tile.analysis import is_pipelined, refilled_stages
-from deplodock.passes.tile.schedule.fill import DEFAULT_MAX_BYTES, FillOptions, plan_fill
+from deplodock.passes.tile.schedule.fill import (
+    DEFAULT_MAX_BYTES,
+    FillOptions,
+    no_third_copy,
+    plan_fill,
+)
 from deplodock.target import DEFAULT_ARCH, pass_target
 
 
@@ -100,3 +105,23 @@ class FillKLoop(ModulePass):
                     for_op.attributes[tile.PIPELINED] = UnitAttr()
                 if (schedule := tile.schedule_of(kernel)) is not None:
                     kernel.attributes[tile.SCHEDULE] = schedule.replace(fill=fill.kind)
+
+
+def short(module: ModuleOp, pass_: FillKLoop) -> list[str]:
+    """After the pass, when it was asked for three copies (``buffers=3``): each K loop
+    left with fewer, and why (``schedule.fill.no_third_copy``; ``deplodock -v`` prints
+    them as the pass's notes)."""
+    if pass_.buffers != 3:
+        return []
+    target = pass_target(pass_.name, pass_.arch)
+    options = FillOptions(pass_.max_bytes, pass_.always, pass_.narrow, pass_.tma, 3)
+    notes = []
+    for kernel in [k for k in module.walk() if isinstance(k, tile.KernelOp)]:
+        for for_op, stages in refilled_stages(kernel):
+            if all(s.buffer_count == 3 for s in stages):
+                continue
+            why = no_third_copy(kernel, for_op, stages, options, target)
+            copies = max(s.buffer_count for s in stages)
+            kept = "1 copy" if copies == 1 else f"{copies} copies"
+            notes.append(f"@{kernel.sym_name.data}: a K loop keeps {kept} of its slabs: {why}")
+    return notes

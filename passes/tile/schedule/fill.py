@@ -134,21 +134,32 @@ def plan_fill(
     copies = tuple("async" if _copies_async(s, target, options.narrow) else "load" for s in stages)
     if options.tma and for_op.extent >= 2 and all(_copies_by_tma(s, target) for s in stages):
         copies = ("tma",) * len(stages)
-    all_async = set(copies) == {"async"}
-    if options.buffers == 3 and all_async and _triples(kernel, for_op, stages, options, target):
+    if options.buffers == 3 and no_third_copy(kernel, for_op, stages, options, target) is None:
         return Fill(3, copies, True)
     return Fill(2, copies, for_op.extent >= 2)
 
 
-def _triples(
+def no_third_copy(
     kernel: tile.KernelOp, for_op: loop.ForOp, stages: list[tile.StageOp], options: FillOptions,
     target: Target,
-) -> bool:  # fmt: skip
-    """Three copies (``async3``) for a loop of three chunks or more without a ``below``
-    limit (its prologue copies chunks 0 and 1 unguarded) whose slabs, tripled, fit
-    ``max_bytes`` and the target's shared memory a block."""
-    if for_op.extent < 3 or for_op.limit is not None:
-        return False
-    total = sum(s.size_bytes() for s in kernel.walk() if isinstance(s, tile.StageOp))
-    tripled = total + 2 * sum(s.size_bytes() for s in stages)
-    return tripled <= min(options.max_bytes, target.shared_bytes)
+) -> str | None:  # fmt: skip
+    """Why a loop gets no three copies (``async3``) when asked, or None where it does:
+    its slabs must all go by cp.async, the loop have three chunks or more and no
+    ``below`` limit (the prologue copies chunks 0 and 1), and its slabs, tripled, fit
+    ``max_bytes`` and the target's shared memory beside the kernel's other slabs (as
+    they are when asked: after ``fill-k-loop``, the other loops' copies count)."""
+    if not all(_copies_async(s, target, options.narrow) for s in stages):
+        return (
+            "its slabs are not all copied by cp.async (a transposed slab is loaded into "
+            "registers unless narrow=true; cp.async needs sm_80)"
+        )
+    if for_op.extent < 3:
+        return f"a loop of {for_op.extent} chunks"
+    if for_op.limit is not None:
+        return "a loop with a 'below' limit"
+    own = [s.size_bytes() // s.buffer_count for s in stages]
+    others = sum(s.size_bytes() for s in kernel.walk() if isinstance(s, tile.StageOp))
+    others -= sum(s.size_bytes() for s in stages)
+    tripled = others + 3 * sum(own)
+    most = min(options.max_bytes, target.shared_bytes)
+    return None if tripled <= most else f"three copies take {tripled} B, over {most}"
