@@ -209,6 +209,14 @@ CORPUS = {
         2,
         schedule="async3",
     ),
+    # irregular sizes (M 61, N 131, K 263: primes): edge tiles, every copy guarded
+    "prime_async3": Program(
+        "torch.nn.functional.linear(torch.randn(1,61,263), torch.randn(131,263))",
+        (4, 4),
+        2,
+        {"register-tile": TILE_64X64},
+        schedule="async3",
+    ),
     # the seed's prologue x + b inside the K loop: b[k] is a slab of its own
     # both operands staged in their own order (a[k, m], b[k, n]: a.t() @ b), so the whole
     # K loop can be filled by TMA; each slab's 64-float rows land as two 128-byte boxes

@@ -340,7 +340,7 @@ def lower_buffered(
     chunks = for_op.extent
     d0 = AffineExpr.dimension(0)
     body = for_op.body.block
-    count = 3 if mode == "async3" else 2
+    count = stages[0].buffer_count  # 3 for "async3", else 2
     current, shared_arrays = double_buffers(for_op, stages, rewriter, count=count)
 
     def fills(

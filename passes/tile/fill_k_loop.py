@@ -82,13 +82,17 @@ class FillKLoop(ModulePass):
     arch: str = DEFAULT_ARCH
     """The target (``deplodock.target``): its shared memory, cp.async (sm_80), TMA (sm_90)."""
 
+    def options(self) -> FillOptions:
+        """What the pass's options override of the planner's defaults."""
+        return FillOptions(self.max_bytes, self.always, self.narrow, self.tma, self.buffers)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_bytes < 0:
             raise DiagnosticException(f"fill-k-loop: max_bytes={self.max_bytes} must be >= 0")
         if self.buffers not in (2, 3):
             raise DiagnosticException(f"fill-k-loop: buffers={self.buffers} must be 2 or 3")
         target = pass_target(self.name, self.arch)
-        options = FillOptions(self.max_bytes, self.always, self.narrow, self.tma, self.buffers)
+        options = self.options()
         for kernel in [k for k in op.walk() if isinstance(k, tile.KernelOp)]:
             for for_op, stages in refilled_stages(kernel):
                 if is_pipelined(for_op) or any(s.buffer_count > 1 for s in stages):
@@ -114,7 +118,7 @@ def short(module: ModuleOp, pass_: FillKLoop) -> list[str]:
     if pass_.buffers != 3:
         return []
     target = pass_target(pass_.name, pass_.arch)
-    options = FillOptions(pass_.max_bytes, pass_.always, pass_.narrow, pass_.tma, 3)
+    options = pass_.options()
     notes = []
     for kernel in [k for k in module.walk() if isinstance(k, tile.KernelOp)]:
         for for_op, stages in refilled_stages(kernel):
