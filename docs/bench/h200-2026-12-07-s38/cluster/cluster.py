@@ -11,6 +11,10 @@ times them against the pair, each output checked against ``x @ w.T``:
   block stores its partial as before, one cluster barrier (release / acquire), then rank r
   adds the three partials of a third of the tile (from L2, float4, in split order: the
   pair's sums bit for bit) and stores the output;
+- ``ticket``: the pair's block order; each block stores its partial, fences, and takes a
+  ticket from its tile's counter (``atomicAdd``); the block that draws the last ticket
+  adds the three partials of its tile (from L2, float4, in split order) and stores the
+  output, then resets the counter for the next launch (CUDA's threadFenceReduction);
 - ``dsmem``: the same cluster, the partials kept in each block's shared memory (66 KB,
   dynamic) and read by the other ranks through distributed shared memory
   (``mapa`` + ``ld.shared::cluster``): no partial reaches L2; a second cluster barrier
@@ -75,6 +79,31 @@ DSMEM_COMBINE = SYNC + """  {
     }
   }
 """ + SYNC + "}\n"
+TICKET_HEAD = HEAD.replace(
+    "float* __restrict__ part_b) {",
+    "float* __restrict__ part_b,\n    float* __restrict__ linear_b,\n    unsigned* __restrict__ tickets) {",
+)
+TICKET_COMBINE = """  __threadfence();
+  __shared__ unsigned ticket;
+  __syncthreads();
+  const int tile = a0_g_b * 44 + a1_g_b;
+  if (tid == 0) ticket = atomicAdd(&tickets[tile], 1u);
+  __syncthreads();
+  if (ticket != 2) return;
+  __threadfence();
+  for (int q = tid; q < 4096; q += 128) {
+    const int at = (a0_g_b * 128 + (q >> 5)) * 5632 + a1_g_b * 128 + (q & 31) * 4;
+    const float4 p0 = __ldcg((const float4*)&part_b[at]);
+    const float4 p1 = __ldcg((const float4*)&part_b[2883584 + at]);
+    const float4 p2 = __ldcg((const float4*)&part_b[2 * 2883584 + at]);
+    float4 s;
+    s.x = ((0.0f + p0.x) + p1.x) + p2.x; s.y = ((0.0f + p0.y) + p1.y) + p2.y;
+    s.z = ((0.0f + p0.z) + p1.z) + p2.z; s.w = ((0.0f + p0.w) + p1.w) + p2.w;
+    *(float4*)&linear_b[at] = s;
+  }
+  if (tid == 0) tickets[tile] = 0;
+}
+"""
 RED_BYTES = 128 * 132 * 4
 
 
@@ -85,6 +114,9 @@ def chunks_kernel(src: str) -> str:
 
 def variant(kind: str) -> str:
     src = BASE
+    if kind == "ticket":
+        body = chunks_kernel(src).replace(HEAD, TICKET_HEAD)
+        return body[: len(body.rstrip().rstrip("}").rstrip())] + "\n" + TICKET_COMBINE
     for old, new in ORDER:
         assert old in src, old
         src = src.replace(old, new)
@@ -103,7 +135,7 @@ def variant(kind: str) -> str:
 
 
 def main() -> None:
-    srcs = {"pair": BASE, **{k: variant(k) for k in ("order", "global", "dsmem")}}
+    srcs = {"pair": BASE, **{k: variant(k) for k in ("order", "ticket", "global", "dsmem")}}
     for name, src in srcs.items():
         (HERE / f"{name}.cu").write_text(src)
     if not torch.cuda.is_available():
@@ -129,6 +161,11 @@ def main() -> None:
             def run(y, part=part, comb=comb):
                 part.launch((528, 1, 1), (128, 1, 1), [x, w, p])
                 comb.launch((11264, 1, 1), (256, 1, 1), [p, y])
+        elif name == "ticket":
+            tickets = torch.zeros(176, dtype=torch.int32, device="cuda")
+
+            def run(y, part=part, tickets=tickets):
+                part.launch((528, 1, 1), (128, 1, 1), [x, w, p, y, tickets])
         else:
             shared = RED_BYTES if name == "dsmem" else 0
 
