@@ -15,6 +15,8 @@ times them against the pair, each output checked against ``x @ w.T``:
   ticket from its tile's counter (``atomicAdd``); the block that draws the last ticket
   adds the three partials of its tile (from L2, float4, in split order) and stores the
   output, then resets the counter for the next launch (CUDA's threadFenceReduction);
+- ``vec``: the pair with the partial sums stored four floats at a time (``float4``: a
+  thread's four consecutive columns, 32 stores instead of 128);
 - ``dsmem``: the same cluster, the partials kept in each block's shared memory (66 KB,
   dynamic) and read by the other ranks through distributed shared memory
   (``mapa`` + ``ld.shared::cluster``): no partial reaches L2; a second cluster barrier
@@ -114,6 +116,13 @@ def chunks_kernel(src: str) -> str:
 
 def variant(kind: str) -> str:
     src = BASE
+    if kind == "vec":
+        def four(m):
+            r, c0 = m[1], int(m[2])
+            vals = ", ".join(f"linear_r{r}c{c0 + i}" for i in range(4))
+            return f"*(float4*)&part_b[c * 2883584 + a0_r{r} * 5632 + a1_c{c0}] = make_float4({vals});"
+        src = re.sub(r"part_b\[c \* 2883584 \+ a0_r(\d+) \* 5632 \+ a1_c([04])\] = linear_r\d+c\d+;", four, src)
+        return re.sub(r"\n  part_b\[c \* 2883584 \+ a0_r\d+ \* 5632 \+ a1_c[123567]\] = linear_r\d+c\d+;", "", src)
     if kind == "ticket":
         body = chunks_kernel(src).replace(HEAD, TICKET_HEAD)
         return body[: len(body.rstrip().rstrip("}").rstrip())] + "\n" + TICKET_COMBINE
@@ -135,7 +144,7 @@ def variant(kind: str) -> str:
 
 
 def main() -> None:
-    srcs = {"pair": BASE, **{k: variant(k) for k in ("order", "ticket", "global", "dsmem")}}
+    srcs = {"pair": BASE, **{k: variant(k) for k in ("order", "vec", "ticket", "global", "dsmem")}}
     for name, src in srcs.items():
         (HERE / f"{name}.cu").write_text(src)
     if not torch.cuda.is_available():
@@ -155,7 +164,7 @@ def main() -> None:
         mod = LoadedModule(compiled)
         part = mod.function("k_linear_chunks")
         print(f"{name}: {res.registers} registers, {res.shared_bytes} B static shared, spills {res.spill_stores}")
-        if name in ("pair", "order"):
+        if name in ("pair", "order", "vec"):
             comb = mod.function("k_linear")
 
             def run(y, part=part, comb=comb):
