@@ -143,6 +143,31 @@ def variant(kind: str) -> str:
     return body + DSMEM_COMBINE
 
 
+def occupancy(fn, name: str) -> str:
+    """Blocks an SM the driver will keep resident, and for a cluster kernel the clusters
+    the whole GPU runs at once (``cuOccupancyMaxActiveClusters``)."""
+    from cuda.bindings import driver as cu
+
+    try:
+        shared = RED_BYTES if name == "dsmem" else 0
+        if shared:
+            cu.cuFuncSetAttribute(
+                fn._handle, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared
+            )
+        err, blocks = cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(fn._handle, 128, shared)
+        text = f"{blocks} blocks an SM"
+        if name in ("global", "dsmem"):
+            config = cu.CUlaunchConfig()
+            config.gridDimX, config.gridDimY, config.gridDimZ = 528, 1, 1
+            config.blockDimX, config.blockDimY, config.blockDimZ = 128, 1, 1
+            config.sharedMemBytes = shared
+            err, clusters = cu.cuOccupancyMaxActiveClusters(fn._handle, config)
+            text += f", {clusters} clusters of 3 at once ({err})"
+        return text
+    except Exception as exc:  # a probe: report, do not stop
+        return f"occupancy query failed: {exc}"
+
+
 def main() -> None:
     srcs = {"pair": BASE, **{k: variant(k) for k in ("order", "vec", "ticket", "global", "dsmem")}}
     for name, src in srcs.items():
@@ -181,6 +206,7 @@ def main() -> None:
             def run(y, part=part, shared=shared):
                 part.launch((528, 1, 1), (128, 1, 1), [x, w, p, y], shared_bytes=shared)
         runs[name] = run
+        print(f"{name}: {occupancy(part, name)}")
     ref = None
     for name, run in runs.items():
         y = torch.full((512, 5632), float("nan"), device="cuda")
