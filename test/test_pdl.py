@@ -2,7 +2,7 @@
 (``griddepcontrol.wait``) before its first access to memory, on sm_90 and later (the grid
 behind launches once every block has exited: the implicit trigger); the launcher allows
 programmatic stream serialization for such kernels (``LoadedModule.waits_for_the_grid_ahead``)
-when ``DEPLODOCK_PDL`` says on (``driver.PROGRAMMATIC_DEFAULT``). On the CPU: the
+unless ``DEPLODOCK_PDL`` says off (``driver.PROGRAMMATIC_DEFAULT``: on). On the CPU: the
 emitted lines come first in every kernel and compile with NVRTC on either side of
 sm_90; on the GPU: a program of several dependent kernels launched that way matches
 PyTorch, with PDL on and off, inside a CUDA graph too.

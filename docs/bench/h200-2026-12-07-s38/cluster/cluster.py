@@ -15,6 +15,14 @@ times them against the pair, each output checked against ``x @ w.T``:
   ticket from its tile's counter (``atomicAdd``); the block that draws the last ticket
   adds the three partials of its tile (from L2, float4, in split order) and stores the
   output, then resets the counter for the next launch (CUDA's threadFenceReduction);
+- ``ticket_unroll``: ``ticket`` with the tail loop unrolled 8 (24 loads in flight a thread);
+- ``ticket_own``: ``ticket`` whose last block, when it is split 2 (as it nearly always is),
+  adds the two other partials at its own register tile's places (64 float4 loads, all
+  independent) to its own sums still in registers: ((0 + p0) + p1) + own, the same order;
+- ``wait_own``: split 2 of each tile stores no partial: splits 0 and 1 store theirs, fence
+  and count themselves in; split 2 (a later block, so never holding an SM the others
+  need) waits for the count of 2, resets it, and adds the two partials to its own sums in
+  registers as ``ticket_own`` does;
 - ``vec``: the pair with the partial sums stored four floats at a time (``float4``: a
   thread's four consecutive columns, 32 stores instead of 128);
 - ``dsmem``: the same cluster, the partials kept in each block's shared memory (66 KB,
@@ -106,6 +114,38 @@ TICKET_COMBINE = """  __threadfence();
   if (tid == 0) tickets[tile] = 0;
 }
 """
+def own_tail() -> str:
+    """The last block's sums at its own register tile (split 2's partial in registers)."""
+    lines = ["  if (c == 2) {"]
+    for r in range(16):
+        for c0 in (0, 4):
+            at = f"a0_r{r} * 5632 + a1_c{c0}"
+            lines.append(f"    {{ const float4 p0 = __ldcg((const float4*)&part_b[{at}]);")
+            lines.append(f"      const float4 p1 = __ldcg((const float4*)&part_b[2883584 + {at}]);")
+            own = [f"linear_r{r}c{c0 + i}" for i in range(4)]
+            comps = ", ".join(f"((0.0f + p0.{x}) + p1.{x}) + {v}" for x, v in zip("xyzw", own))
+            lines.append(f"      *(float4*)&linear_b[{at}] = make_float4({comps}); }}")
+    lines.append("    if (tid == 0) tickets[tile] = 0;")
+    lines.append("    return;")
+    lines.append("  }")
+    return "\n".join(lines) + "\n"
+
+
+WAIT_TAIL = """  if (c != 2) {
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) atomicAdd(&tickets[tile], 1u);
+    return;
+  }
+  if (tid == 0) {
+    while (atomicAdd(&tickets[tile], 0u) < 2u) __nanosleep(64);
+    tickets[tile] = 0;
+  }
+  __syncthreads();
+  __threadfence();
+"""
+
+
 RED_BYTES = 128 * 132 * 4
 
 
@@ -123,9 +163,21 @@ def variant(kind: str) -> str:
             return f"*(float4*)&part_b[c * 2883584 + a0_r{r} * 5632 + a1_c{c0}] = make_float4({vals});"
         src = re.sub(r"part_b\[c \* 2883584 \+ a0_r(\d+) \* 5632 \+ a1_c([04])\] = linear_r\d+c\d+;", four, src)
         return re.sub(r"\n  part_b\[c \* 2883584 \+ a0_r\d+ \* 5632 \+ a1_c[123567]\] = linear_r\d+c\d+;", "", src)
-    if kind == "ticket":
+    if kind.startswith(("ticket", "wait")):
         body = chunks_kernel(src).replace(HEAD, TICKET_HEAD)
-        return body[: len(body.rstrip().rstrip("}").rstrip())] + "\n" + TICKET_COMBINE
+        tail = TICKET_COMBINE
+        if kind == "ticket_unroll":
+            tail = tail.replace("  for (int q = tid;", "  #pragma unroll 8\n  for (int q = tid;")
+        if kind == "wait_own":
+            stores = body.index("  part_b[c * 2883584")
+            body = body[:stores] + "  const int tile = a0_g_b * 44 + a1_g_b;\n  if (c != 2) {\n" + body[stores:]
+            body = body.rstrip().rstrip("}").rstrip() + "\n  }\n}\n"
+            tail = WAIT_TAIL + own_tail().replace("  if (c == 2) {\n", "").rsplit("  }", 1)[0].replace(
+                "    if (tid == 0) tickets[tile] = 0;\n", "") + "}\n"
+            return body[: len(body.rstrip().rstrip("}").rstrip())] + "\n" + tail
+        if kind == "ticket_own":
+            tail = tail.replace("  for (int q = tid;", own_tail() + "  for (int q = tid;")
+        return body[: len(body.rstrip().rstrip("}").rstrip())] + "\n" + tail
     for old, new in ORDER:
         assert old in src, old
         src = src.replace(old, new)
@@ -169,7 +221,7 @@ def occupancy(fn, name: str) -> str:
 
 
 def main() -> None:
-    srcs = {"pair": BASE, **{k: variant(k) for k in ("order", "vec", "ticket", "global", "dsmem")}}
+    srcs = {"pair": BASE, **{k: variant(k) for k in ("order", "vec", "ticket", "ticket_unroll", "ticket_own", "wait_own", "global", "dsmem")}}
     for name, src in srcs.items():
         (HERE / f"{name}.cu").write_text(src)
     if not torch.cuda.is_available():
@@ -195,7 +247,7 @@ def main() -> None:
             def run(y, part=part, comb=comb):
                 part.launch((528, 1, 1), (128, 1, 1), [x, w, p])
                 comb.launch((11264, 1, 1), (256, 1, 1), [p, y])
-        elif name == "ticket":
+        elif name.startswith(("ticket", "wait")):
             tickets = torch.zeros(176, dtype=torch.int32, device="cuda")
 
             def run(y, part=part, tickets=tickets):
