@@ -1,0 +1,46 @@
+"""Session 38: do the register prefetch's global loads of the 16 x 8 gate kernel stay where
+the emitter puts them (the top of the K chunk) if they are volatile asm? Session 37's SASS
+shows them about 250 instructions before their shared stores, of a ~1150-instruction
+chunk; cp.async, which cannot move, lost (three buffers: 282.7 against 261.9 us). If the
+move is NVVM's (LLVM sinks a load towards its use to shorten its live range), a load in
+``asm volatile`` stays; ptxas's own scheduler hoists loads rather than sinks them.
+
+    python3 pin.py      # writes p_pinned.cu, p_pinned_mem.cu beside g_prefetch.cu's copy
+
+Then ``python3 ../../h200-2026-12-07-s37/hand/hand.py g_prefetch.cu p_pinned.cu
+p_pinned_mem.cu`` times each against the generated kernel (partial sums alone).
+"""
+
+import re
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BASE = (HERE.parent.parent / "h200-2026-12-07-s37" / "hand" / "g_prefetch.cu").read_text()
+# the K loop's prefetch loads: guard ? *reinterpret_cast<const float4*>(&buf[index]) : float4{}
+LOAD = re.compile(
+    r"const float4 (\w+) = \(([^;]*?a2_in_o_next[^;]*?)\) \? "
+    r"\*reinterpret_cast<const float4\*>\(&(\w+)\[([^;]*)\]\) : float4\{\};"
+)
+HELPER = """
+__device__ __forceinline__ float4 ldg_pinned(const float* p, bool inside) {
+  float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (inside)
+    asm volatile("ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p) CLOBBER);
+  return v;
+}
+"""
+
+
+def variant(clobber: str) -> str:
+    src, count = LOAD.subn(lambda m: f"const float4 {m[1]} = ldg_pinned(&{m[3]}[{m[4]}], {m[2]});", BASE)
+    assert count == 4, count
+    head = src.index('extern "C"')
+    return src[:head] + HELPER.replace("CLOBBER", clobber) + "\n" + src[head:]
+
+
+if __name__ == "__main__":
+    (HERE / "g_prefetch.cu").write_text(BASE)
+    (HERE / "p_pinned.cu").write_text(variant(""))
+    (HERE / "p_pinned_mem.cu").write_text(variant(': "memory"'))
+    print("wrote g_prefetch.cu p_pinned.cu p_pinned_mem.cu")
