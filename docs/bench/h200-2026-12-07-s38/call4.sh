@@ -1,9 +1,14 @@
-# Session 38, call 4: the hand-written register-tiled attention walk (fa/fa.py: several
-# block shapes, each checked against eager and timed beside it in the same process).
-# (The compiler's own figures for these cases: session 22's H200 table; the device time
-# left after refused starts did not cover a bench run beside it.)
+# Session 38, call 4 (not run: the session's device time was spent; for the next session,
+# about 4 minutes): the hand-written register-tiled attention walk (fa/fa.py: block shapes,
+# K and V chunks loaded plainly or double-buffered by cp.async, each output checked against
+# eager and timed beside it), then the compiler's attention on the same cases
+# (`deplodock bench`, eager and torch.compile in the same run).
 python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
 export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
-timeout 120 python3 docs/bench/h200-2026-12-07-s38/fa/fa.py > $OUT/fa.log 2>&1
+timeout 150 python3 docs/bench/h200-2026-12-07-s38/fa/fa.py > $OUT/fa.log 2>&1
 echo "fa rc=$?"; cut -c1-200 $OUT/fa.log
+F=attention-shapes/d128/S2048/causal,attention-shapes/d64/S1000/full,attention-shapes/d64/S4096/causal,attention/tinyllama/S512
+timeout 200 python3 -m deplodock.cli bench --filter $F --budget 0.3 --rounds 3 --no-copy \
+  --no-gemm --out /tmp/att > $OUT/bench.log 2>&1
+echo "bench rc=$?"; grep -E "^\[" $OUT/bench.log | cut -c1-220

@@ -10,7 +10,9 @@
 // the probabilities to shared memory (transposed: P[key][row]), and its 4 x D/8 micro-tile
 // of the output accumulates P V from there (float4 reads of V's rows). Causal: chunks past
 // the diagonal are never visited, the diagonal's masked; query blocks longest first.
-// Compile with -D D=.. -D BM=.. -D BN=.. -D CAUSAL=..; q, k, v, o are [B, H(kv), S, D].
+// ASYNC=1 double-buffers the K and V chunks by 16-byte cp.async (zero-filled past S): chunk
+// t+1 is in flight while chunk t is computed. Compile with -D D=.. -D BM=.. -D BN=..
+// -D CAUSAL=.. -D ASYNC=..; q, k, v, o are [B, H(kv), S, D].
 
 #ifndef D
 #define D 128
@@ -24,6 +26,9 @@
 #ifndef CAUSAL
 #define CAUSAL 1
 #endif
+#ifndef ASYNC
+#define ASYNC 0
+#endif
 #define TY (BM / 4)
 #define NT (TY * 8)
 #define KC (BN / 8)
@@ -31,15 +36,54 @@
 #define PP (BM + 4)
 #define NC (D / 32)
 #define NEG_INF (-__int_as_float(0x7f800000))
+#define KV_BUFFERS (ASYNC ? 2 : 1)
+
+#ifdef __CUDACC__
+__device__ __forceinline__ void cp_async16(float* dst, const float* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                   (unsigned)__cvta_generic_to_shared(dst)),
+               "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+#endif
+
+// Chunk t of the keys and values into buffer `buf` (ASYNC: issued, not waited for).
+__device__ __forceinline__ void load_chunk(float* Ks, float* Vs, const float* kh, const float* vh,
+                                           int k0, int S, int tid) {
+  for (int f = tid; f < BN * D / 4; f += NT) {
+    const int r = f / (D / 4), c4 = f % (D / 4);
+    const bool inside = k0 + r < S;
+    const size_t at = inside ? (size_t)(k0 + r) * D + c4 * 4 : 0;
+#if ASYNC
+    cp_async16(&Ks[r * DP + c4 * 4], &kh[at], inside);
+    cp_async16(&Vs[r * DP + c4 * 4], &vh[at], inside);
+#else
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f), y = x;
+    if (inside) {
+      x = *(const float4*)&kh[at];
+      y = *(const float4*)&vh[at];
+    }
+    *(float4*)&Ks[r * DP + c4 * 4] = x;
+    *(float4*)&Vs[r * DP + c4 * 4] = y;
+#endif
+  }
+}
 
 extern "C" __global__ void __launch_bounds__(NT) fa(
     const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
     float* __restrict__ o, int S, int H, int HKV, float scale) {
   extern __shared__ __align__(16) float smem[];
   float* Qs = smem;
-  float* Ks = Qs + BM * DP;
-  float* Vs = Ks + BN * DP;
-  float* Ps = Vs + BN * DP;
+  float* Kb = Qs + BM * DP;            // KV_BUFFERS chunks of keys
+  float* Vb = Kb + KV_BUFFERS * BN * DP;  // and of values
+  float* Ps = Vb + KV_BUFFERS * BN * DP;
   const int tid = threadIdx.x, tx = tid % 8, ty = tid / 8;
   const int qb = CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
   const int h = blockIdx.y, b = blockIdx.z;
@@ -68,19 +112,27 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
   }
   const int kend = CAUSAL ? min(S, q0 + BM) : S;
   const int chunks = (kend + BN - 1) / BN;
+#if ASYNC
+  load_chunk(Kb, Vb, kh, vh, 0, S, tid);
+  cp_async_commit();
+#endif
   for (int t = 0; t < chunks; ++t) {
     const int k0 = t * BN;
-    __syncthreads();
-    for (int f = tid; f < BN * D / 4; f += NT) {
-      const int r = f / (D / 4), c4 = f % (D / 4);
-      float4 x = make_float4(0.f, 0.f, 0.f, 0.f), y = x;
-      if (k0 + r < S) {
-        x = *(const float4*)&kh[(size_t)(k0 + r) * D + c4 * 4];
-        y = *(const float4*)&vh[(size_t)(k0 + r) * D + c4 * 4];
-      }
-      *(float4*)&Ks[r * DP + c4 * 4] = x;
-      *(float4*)&Vs[r * DP + c4 * 4] = y;
+    const int buf = ASYNC ? t % 2 : 0;
+    const float* Ks = Kb + buf * BN * DP;
+    const float* Vs = Vb + buf * BN * DP;
+    __syncthreads();  // chunk t-1's reads of K, V and P are done (and Q is stored)
+#if ASYNC
+    if (t + 1 < chunks) {
+      load_chunk(Kb + (1 - buf) * BN * DP, Vb + (1 - buf) * BN * DP, kh, vh, k0 + BN, S, tid);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
     }
+#else
+    load_chunk(Kb, Vb, kh, vh, k0, S, tid);
+#endif
     __syncthreads();
     float s[4][KC];
 #pragma unroll

@@ -18,22 +18,28 @@ from deplodock.backends.cuda.driver import LoadedModule, gpu_available
 from deplodock.backends.cuda.nvrtc import compile_cuda
 
 SOURCE = (Path(__file__).resolve().parent / "fa.cu").read_text()
-# (name, heads, kv heads, S, D, causal, [(BM, BN), ...])
+# (name, heads, kv heads, S, D, causal, [(BM, BN, ASYNC), ...])
 CASES = [
-    ("attention-shapes/d128/S2048/causal", 16, 16, 2048, 128, True, [(64, 64), (64, 32), (128, 64), (128, 32)]),
-    ("attention-shapes/d64/S1000/full", 8, 8, 1000, 64, False, [(64, 64), (32, 64), (32, 32), (16, 64)]),
-    ("attention-shapes/d64/S4096/causal (GQA 32/8)", 32, 8, 4096, 64, True, [(64, 64), (128, 64)]),
-    ("attention/tinyllama/S512 (GQA 32/4)", 32, 4, 512, 64, True, [(64, 64), (32, 64)]),
+    ("attention-shapes/d128/S2048/causal", 16, 16, 2048, 128, True,
+     [(64, 64, 0), (64, 32, 0), (128, 64, 0), (128, 32, 0), (64, 32, 1), (128, 32, 1), (64, 64, 1)]),
+    ("attention-shapes/d64/S1000/full", 8, 8, 1000, 64, False,
+     [(64, 64, 0), (32, 64, 0), (32, 32, 0), (16, 64, 0), (32, 64, 1), (32, 32, 1)]),
+    ("attention-shapes/d64/S4096/causal (GQA 32/8)", 32, 8, 4096, 64, True,
+     [(64, 64, 0), (128, 64, 0), (64, 64, 1), (128, 64, 1)]),
+    ("attention/tinyllama/S512 (GQA 32/4)", 32, 4, 512, 64, True, [(64, 64, 0), (32, 64, 0), (32, 64, 1)]),
 ]
 
 
-def build(d: int, bm: int, bn: int, causal: bool):
-    head = f"#define D {d}\n#define BM {bm}\n#define BN {bn}\n#define CAUSAL {int(causal)}\n"
+def build(d: int, bm: int, bn: int, causal: bool, async_: int):
+    head = (
+        f"#define D {d}\n#define BM {bm}\n#define BN {bn}\n#define CAUSAL {int(causal)}\n"
+        f"#define ASYNC {async_}\n"
+    )
     return compile_cuda(head + SOURCE)
 
 
-def shared_bytes(d: int, bm: int, bn: int) -> int:
-    return 4 * ((bm + 2 * bn) * (d + 4) + bn * (bm + 4))
+def shared_bytes(d: int, bm: int, bn: int, async_: int) -> int:
+    return 4 * ((bm + 2 * (1 + async_) * bn) * (d + 4) + bn * (bm + 4))
 
 
 def time_us(fn, rounds: int = 7, calls: int = 20) -> float:
@@ -71,10 +77,14 @@ def main() -> None:
             kr, vr = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
             t_eager = time_us(lambda: torch.nn.functional.scaled_dot_product_attention(q, kr, vr, is_causal=causal))
             print(f"eager (k, v repeated before): {t_eager:.1f} us, {flops / t_eager / 1e6:.1f} TFLOP/s")
-        for bm, bn in shapes:
-            compiled = build(d, bm, bn, causal)
+        for bm, bn, async_ in shapes:
+            compiled = build(d, bm, bn, causal, async_)
             res = compiled.resources["fa"]
-            line = f"BM {bm} BN {bn}: {res.registers} registers, spills {res.spill_stores}, {shared_bytes(d, bm, bn)} B shared"
+            shared = shared_bytes(d, bm, bn, async_)
+            line = (
+                f"BM {bm} BN {bn} {'cp.async x2' if async_ else 'sync'}: {res.registers} registers, "
+                f"spills {res.spill_stores}, {shared} B shared"
+            )
             if not gpu:
                 print(line + " (no GPU to run on)")
                 continue
@@ -82,7 +92,6 @@ def main() -> None:
             out = torch.full_like(q, float("nan"))
             grid = (math.ceil(s / bm), heads, 1)
             block = (bm // 4 * 8, 1, 1)
-            shared = shared_bytes(d, bm, bn)
             args = [q, k, v, out, s, heads, kv_heads, 1.0 / math.sqrt(d)]
 
             def run(fn=fn, grid=grid, block=block, shared=shared, args=args):
