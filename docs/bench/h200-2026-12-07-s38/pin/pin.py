@@ -5,10 +5,13 @@ chunk; cp.async, which cannot move, lost (three buffers: 282.7 against 261.9 us)
 move is NVVM's (LLVM sinks a load towards its use to shorten its live range), a load in
 ``asm volatile`` stays; ptxas's own scheduler hoists loads rather than sinks them.
 
-    python3 pin.py      # writes p_pinned.cu, p_pinned_mem.cu beside g_prefetch.cu's copy
+``p_l2`` keeps the loads as generated and adds, at the top of chunk k, a
+``prefetch.global.L2`` of each address chunk k + 2 will load, so the late loads find L2.
+
+    python3 pin.py      # writes p_pinned.cu, p_pinned_mem.cu, p_l2.cu beside g_prefetch.cu
 
 Then ``python3 ../../h200-2026-12-07-s37/hand/hand.py g_prefetch.cu p_pinned.cu
-p_pinned_mem.cu`` times each against the generated kernel (partial sums alone).
+p_pinned_mem.cu p_l2.cu`` times each against the generated kernel (partial sums alone).
 """
 
 import re
@@ -39,8 +42,25 @@ def variant(clobber: str) -> str:
     return src[:head] + HELPER.replace("CLOBBER", clobber) + "\n" + src[head:]
 
 
+def l2_variant() -> str:
+    """Each prefetch load preceded by an L2 prefetch of the same place two chunks later."""
+
+    def ahead(m: re.Match) -> str:
+        guard = m[2].replace("a2_in_o_next", "k2")
+        index = m[4].replace("a2_in_o_next", "k2")
+        return (
+            f"{{ const int k2 = a2_in_o + 2; if (k2 < 86 && ({guard})) "
+            f'asm volatile("prefetch.global.L2 [%0];" :: "l"(&{m[3]}[{index}])); }}\n      ' + m[0]
+        )
+
+    src, count = LOAD.subn(ahead, BASE)
+    assert count == 4, count
+    return src
+
+
 if __name__ == "__main__":
     (HERE / "g_prefetch.cu").write_text(BASE)
     (HERE / "p_pinned.cu").write_text(variant(""))
     (HERE / "p_pinned_mem.cu").write_text(variant(': "memory"'))
-    print("wrote g_prefetch.cu p_pinned.cu p_pinned_mem.cu")
+    (HERE / "p_l2.cu").write_text(l2_variant())
+    print("wrote g_prefetch.cu p_pinned.cu p_pinned_mem.cu p_l2.cu")
