@@ -67,8 +67,9 @@ PROGRAMMATIC_MIN_MAJOR = 9
 
 PROGRAMMATIC_DEFAULT = "1"
 """On unless ``DEPLODOCK_PDL=0``: with the implicit trigger (the grid behind launches once
-every block has exited) it was 0.2-2% faster on each program measured, rmsnorm, attention,
-three decoder layers and whole TinyLlama at S=128 (1.008x twice; session 38, H100 host);
+every block has exited) it was faster on each of the six programs measured: 0.2-0.8% on
+three decoder layers and whole TinyLlama at S=128 (1.008x twice), 2% on an attention, 23%
+on a 2.5 us rmsnorm (session 38, H100 host);
 triggered first in every kernel it had been 5-10% slower (session 34)."""
 
 
