@@ -5,7 +5,9 @@ programmatic stream serialization for such kernels (``LoadedModule.waits_for_the
 unless ``DEPLODOCK_PDL`` says off (``driver.PROGRAMMATIC_DEFAULT``: on). On the CPU: the
 emitted lines come first in every kernel and compile with NVRTC on either side of
 sm_90; on the GPU: a program of several dependent kernels launched that way matches
-PyTorch, with PDL on and off, inside a CUDA graph too.
+PyTorch, with PDL on and off, inside a CUDA graph too. With the driver stubbed: a driver
+that refuses the programmatic launch gets a plain one (warned once a process), and any
+other failure of the launch is raised.
 """
 
 from __future__ import annotations
@@ -95,3 +97,57 @@ def test_dependent_kernels_match_torch_with_pdl_on_and_off(monkeypatch) -> None:
         graph.replay()
         torch.cuda.synchronize()
         torch.testing.assert_close(graphed, want, rtol=1e-5, atol=1e-5)
+
+
+def _stub_function(monkeypatch, refusal: str):
+    """A ``KernelFunction`` over stubbed driver calls: ``cuLaunchKernelEx`` answers
+    ``refusal``, ``cuLaunchKernel`` succeeds; returns it and the list of plain launches."""
+    import contextlib
+
+    from deplodock.backends.cuda import driver
+
+    plain: list[tuple] = []
+    cu = driver._cu
+    monkeypatch.setattr(driver, "_current", lambda context: contextlib.nullcontext())
+    monkeypatch.setattr(driver, "_pdl_refusal_told", False)
+    monkeypatch.setattr(cu, "cuLaunchKernelEx", lambda *args: (getattr(cu.CUresult, refusal),))
+    monkeypatch.setattr(
+        cu, "cuLaunchKernel", lambda *args: plain.append(args) or (cu.CUresult.CUDA_SUCCESS,)
+    )
+    function = object.__new__(driver.KernelFunction)
+    function.name = function.symbol = "k"
+    function.module = type("Module", (), {"_context": None, "device": 0})()
+    function._handle = None
+    function._dynamic_shared_limit = 48 * 1024
+    function._configs = {}
+    function._programmatic = True
+    function._param_sizes = None
+    return function, plain
+
+
+def test_a_driver_that_refuses_pdl_launches_plainly_and_says_so_once(monkeypatch) -> None:
+    from deplodock.backends.cuda.driver import ProgrammaticLaunchWarning
+
+    monkeypatch.delenv("DEPLODOCK_PDL", raising=False)
+    function, plain = _stub_function(monkeypatch, "CUDA_ERROR_NOT_SUPPORTED")
+    with pytest.warns(ProgrammaticLaunchWarning, match="without programmatic dependent launch"):
+        function.launch((2, 1, 1), (32, 1, 1), [], stream=0)
+    assert len(plain) == 1 and not function._programmatic  # plainly, and from now on
+    other, plain_other = _stub_function(monkeypatch, "CUDA_ERROR_NOT_SUPPORTED")
+    monkeypatch.setattr("deplodock.backends.cuda.driver._pdl_refusal_told", True)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # told once a process: no second warning
+        other.launch((2, 1, 1), (32, 1, 1), [], stream=0)
+    assert len(plain_other) == 1
+
+
+def test_any_other_pdl_launch_failure_is_raised(monkeypatch) -> None:
+    from deplodock.backends.cuda.driver import CudaDriverError
+
+    monkeypatch.delenv("DEPLODOCK_PDL", raising=False)
+    function, plain = _stub_function(monkeypatch, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES")
+    with pytest.raises(CudaDriverError, match="PDL.*CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"):
+        function.launch((2, 1, 1), (32, 1, 1), [], stream=0)
+    assert not plain and function._programmatic

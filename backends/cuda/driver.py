@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -71,6 +72,18 @@ every block has exited) it was faster on each of the six programs measured: 0.2-
 three decoder layers and whole TinyLlama at S=128 (1.008x twice), 2% on an attention, 23%
 on a 2.5 us rmsnorm (session 38, H100 host);
 triggered first in every kernel it had been 5-10% slower (session 34)."""
+
+
+_PDL_REFUSED = ("CUDA_ERROR_NOT_SUPPORTED", "CUDA_ERROR_INVALID_VALUE")
+"""What a driver without programmatic stream serialization answers ``cuLaunchKernelEx``
+with; the launch is then made plainly (a real invalid value fails again there, named)."""
+
+
+class ProgrammaticLaunchWarning(UserWarning):
+    """This driver refused a programmatic dependent launch: kernels launch plainly."""
+
+
+_pdl_refusal_told = False  # the warning is given once a process
 
 
 def programmatic_launch_enabled() -> bool:
@@ -288,8 +301,16 @@ class KernelFunction:
             )
             if self._programmatic and programmatic_launch_enabled():
                 config = self._config(grid, block, shared_bytes, handle)
-                _call(_cu.cuLaunchKernelEx, config, self._handle, params, 0, what=what + " (PDL)")
-                return
+                try:
+                    _call(
+                        _cu.cuLaunchKernelEx, config, self._handle, params, 0, what=what + " (PDL)"
+                    )
+                    return
+                except CudaDriverError as error:
+                    if getattr(error.result, "name", None) not in _PDL_REFUSED:
+                        raise
+                    self._programmatic = False  # this function launches plainly from now on
+                    _tell_pdl_refused(error)
             _call(
                 _cu.cuLaunchKernel,
                 self._handle,
@@ -388,6 +409,19 @@ class KernelFunction:
 
 
 @functools.cache
+def _tell_pdl_refused(error: CudaDriverError) -> None:
+    """Warn, the first time in this process, that the driver refused a programmatic launch."""
+    global _pdl_refusal_told
+    if not _pdl_refusal_told:
+        _pdl_refusal_told = True
+        warnings.warn(
+            f"{error}; kernels launch without programmatic dependent launch "
+            "(DEPLODOCK_PDL=0 skips the attempt)",
+            ProgrammaticLaunchWarning,
+            stacklevel=3,
+        )
+
+
 def _no_gpu_reason() -> str | None:
     """Why no GPU can be used, or None if one can. Cached: the answer does not change."""
     try:
