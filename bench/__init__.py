@@ -344,6 +344,14 @@ def _strict_text(env: dict[str, Any]) -> str:
     return "; ".join(f"{k} = {v}" for k, v in fp32.items())
 
 
+def _pdl_text(env: dict[str, Any]) -> str:
+    pdl = env.get("pdl")
+    if pdl is None:
+        return "programmatic dependent launch not recorded"
+    state = "on (sm_90 and later)" if pdl else "off"
+    return f"programmatic dependent launch {state}, `DEPLODOCK_PDL`"
+
+
 def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
     reference, basis = reference_bandwidth(env)
     peak, peak_basis = reference_flops(env)
@@ -376,6 +384,7 @@ def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
         "of the minimum traffic at the copy bandwidth and the FLOPs at the fp32 GEMM rate, "
         "% roofline = roofline / deplodock median",
         f"- fp32 for the baselines too (eager and torch.compile): {_strict_text(env)}",
+        f"- deplodock's launches: {_pdl_text(env)}",
         f"- copy bandwidth for %: {basis}",
         f"- fp32 GEMM for %: {peak_basis}",
     ]
@@ -888,6 +897,7 @@ def _commit() -> str:
 def _environment(args, gpu: bool) -> dict[str, Any]:
     import torch
 
+    from deplodock.backends.cuda.driver import programmatic_launch_enabled
     from deplodock.backends.cuda.nvrtc import nvrtc_version
 
     argv = getattr(args, "argv", None)
@@ -906,6 +916,7 @@ def _environment(args, gpu: bool) -> dict[str, Any]:
         "budget": args.budget,
         "rtol": args.rtol,  # None: each case's own (results.json has it per case)
         "seed": args.seed,
+        "pdl": programmatic_launch_enabled(),
     }
 
 

@@ -333,6 +333,7 @@ ENV = {
     "calls": 20,
     "rtol": 1e-5,
     "seed": 7,
+    "pdl": True,
     "copy": {"bytes": 2 << 30, "rounds_us": [500.0], "bandwidth": 4.0e12},
 }
 
@@ -353,6 +354,7 @@ def test_report_markdown_and_json(tmp_path) -> None:
     md = paths["md"].read_text()
     assert "NVIDIA H200" in md and "`deplodock bench --out /tmp/x`" in md and "0123abc" in md
     assert "H200_COPY_BANDWIDTH" in md and "4.00 TB/s" in md
+    assert "- deplodock's launches: programmatic dependent launch on (sm_90 and later)" in md
     assert "| seed | 4.00× (2 cases) | 1.00× (2 cases) |" in md
     assert "| memory-bound | 1.00× (1 cases) | — (0 cases) |" in md
     assert "### seed" in md and "### memory-bound" in md and "### matmul" not in md
