@@ -7,11 +7,15 @@ move is NVVM's (LLVM sinks a load towards its use to shorten its live range), a 
 
 ``p_l2`` keeps the loads as generated and adds, at the top of chunk k, a
 ``prefetch.global.L2`` of each address chunk k + 2 will load, so the late loads find L2.
+``p_guard`` loads the next chunk only where there is one (``if (k + 1 < chunks && ..)``,
+a branch, instead of the index wrapped round): ptxas schedules within a basic block, and
+the branch keeps all four loads at the top of the chunk (SASS), 221 registers.
 
-    python3 pin.py      # writes p_pinned.cu, p_pinned_mem.cu, p_l2.cu beside g_prefetch.cu
+    python3 pin.py      # writes p_pinned.cu, p_pinned_mem.cu, p_l2.cu, p_guard.cu
 
 Then ``python3 ../../h200-2026-12-07-s37/hand/hand.py g_prefetch.cu p_pinned.cu
-p_pinned_mem.cu p_l2.cu`` times each against the generated kernel (partial sums alone).
+p_pinned_mem.cu p_l2.cu p_guard.cu`` times each against the generated kernel (partial sums
+alone).
 """
 
 import re
@@ -58,9 +62,24 @@ def l2_variant() -> str:
     return src
 
 
+def guard_variant() -> str:
+    """Each prefetch load under a branch: only where there is a next chunk."""
+
+    def guarded(m: re.Match) -> str:
+        return (
+            f"float4 {m[1]} = float4{{}};\n      if (a2_in_o + 1 < 86 && ({m[2]})) "
+            f"{m[1]} = *reinterpret_cast<const float4*>(&{m[3]}[{m[4]}]);"
+        )
+
+    src, count = LOAD.subn(guarded, BASE)
+    assert count == 4, count
+    return src
+
+
 if __name__ == "__main__":
     (HERE / "g_prefetch.cu").write_text(BASE)
     (HERE / "p_pinned.cu").write_text(variant(""))
     (HERE / "p_pinned_mem.cu").write_text(variant(': "memory"'))
     (HERE / "p_l2.cu").write_text(l2_variant())
-    print("wrote g_prefetch.cu p_pinned.cu p_pinned_mem.cu p_l2.cu")
+    (HERE / "p_guard.cu").write_text(guard_variant())
+    print("wrote g_prefetch.cu p_pinned.cu p_pinned_mem.cu p_l2.cu p_guard.cu")
