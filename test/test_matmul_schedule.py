@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
@@ -66,7 +67,8 @@ class Program:
     # ahead; slower, kept tested) or "async3" (three buffers two chunks ahead, one barrier
     # a chunk; fill-k-loop{buffers=3})
     # or "tma" (two buffers, TMA box copies one chunk ahead on mbarriers; fill-k-loop's tma
-    # is off by default, not measured yet).
+    # is off by default, not measured yet) or "branched" (register prefetch whose loads of
+    # the next chunk each sit under their own branch; materialize{branched_loads=true}).
     schedule: str = "prefetch"
 
 
@@ -77,6 +79,7 @@ SCHEDULE_OPTIONS = {
     "async": {"fill-k-loop": {"always": True, "narrow": True}},
     "async3": {"fill-k-loop": {"always": True, "narrow": True, "buffers": 3}},
     "tma": {"fill-k-loop": {"tma": True}},
+    "branched": {"materialize": {"branched_loads": True}},
 }
 
 
@@ -216,6 +219,28 @@ CORPUS = {
         2,
         {"register-tile": TILE_64X64},
         schedule="async3",
+    ),
+    # register prefetch with each load loop under its own branch: the 4 x 4 tile, the
+    # 16 x 8 tile, and prime sizes (edge tiles: the loads guarded as well)
+    "linear_branched": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,256), torch.randn(512,256))",
+        (4, 4),
+        2,
+        schedule="branched",
+    ),
+    "linear_16x8_branched": Program(
+        "torch.nn.functional.linear(torch.randn(1,128,32), torch.randn(128,32))",
+        (16, 8),
+        2,
+        {"register-tile": {"tm": 16, "tn": 8, "threads_m": 8, "threads_n": 16}},
+        schedule="branched",
+    ),
+    "prime_branched": Program(
+        "torch.nn.functional.linear(torch.randn(1,61,263), torch.randn(131,263))",
+        (4, 4),
+        2,
+        {"register-tile": TILE_64X64},
+        schedule="branched",
     ),
     # the seed's prologue x + b inside the K loop: b[k] is a slab of its own
     # both operands staged in their own order (a[k, m], b[k, n]: a.t() @ b), so the whole
@@ -373,7 +398,8 @@ def test_the_schedule(name: str) -> None:
         tile.schedule_of(k).fill.data
         for k in _matmul_kernels(got.texts["fill-k-loop"], tile.KernelOp)
     }
-    assert fills == {"sync" if program.schedule == "single" else program.schedule}
+    fill = {"single": "sync", "branched": "prefetch"}.get(program.schedule, program.schedule)
+    assert fills == {fill}
 
 
 def _check_schedule(program: Program, tiled, placed, staged) -> None:
@@ -530,6 +556,30 @@ def test_three_buffer_k_loop(name: str) -> None:
         fills = [op for op in loop_op.walk() if isinstance(op, kernel.ForOp) and not op.kinds]
         copies = [f for f in fills if any(isinstance(o, kernel.CpAsyncOp) for o in f.walk())]
         assert copies and all(f.vector is None or f.vector.data == 1 for f in copies)
+
+
+@pytest.mark.parametrize("name", _named("branched"))
+def test_branched_prefetch_loads(name: str) -> None:
+    """With ``materialize{branched_loads=true}`` each loop of a register prefetch's load
+    half sits alone under its own ``scf.if`` on there being a next chunk (ptxas then keeps
+    the loads at the top of the chunk); the stores to the other buffer stay unguarded."""
+    for loop_op in _k_loops(name):
+        top = list(loop_op.body.block.ops)
+        ifs = [op for op in top if isinstance(op, scf.IfOp)]
+        assert ifs and len({op.cond for op in ifs}) == 1
+        for branch in ifs:
+            (fill, _) = list(branch.true_region.block.ops)
+            assert isinstance(fill, kernel.ForOp) and not fill.kinds
+            loads = [op for op in fill.walk() if isinstance(op, kernel.LoadOp)]
+            assert loads and all(not isinstance(op.buffer.owner, Operation) for op in loads)
+        loose = [
+            op
+            for child in top
+            if isinstance(child, kernel.ForOp) and not child.kinds
+            for op in child.walk()
+            if isinstance(op, kernel.LoadOp) and not isinstance(op.buffer.owner, Operation)
+        ]
+        assert not loose  # every global load of the next chunk is under a branch
 
 
 def test_race_checker_catches_three_buffer_schedule_bugs() -> None:

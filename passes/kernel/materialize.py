@@ -262,8 +262,11 @@ class _CombineLowering:
 class MaterializeKernel(RewritePattern):
     """``tile.kernel`` → ``kernel.kernel``: ids, axis indices, combines, shared arrays."""
 
-    def __init__(self, held_fill_elements: int = DEFAULT_HELD_FILL_ELEMENTS):
+    def __init__(
+        self, held_fill_elements: int = DEFAULT_HELD_FILL_ELEMENTS, branched_loads: bool = False
+    ):
         self.held_fill_elements = held_fill_elements
+        self.branched_loads = branched_loads
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
@@ -332,7 +335,9 @@ class MaterializeKernel(RewritePattern):
                 if mode == "tma":
                     lower_tma(for_op, buffered, tid, rewriter)
                 else:
-                    lower_buffered(for_op, buffered, tid, threads, mode, rewriter)
+                    lower_buffered(
+                        for_op, buffered, tid, threads, mode, rewriter, self.branched_loads
+                    )
         stages = [o for o in new_block.walk() if isinstance(o, tile.StageOp)]
         # Adjacent stages share their barriers: one before the first fill, one after the last.
         runs = [
@@ -475,10 +480,16 @@ class Materialize(ModulePass):
     (``stage_fills.holds_fill``; 0, the default: every fill a strided loop; 32:
     ``stage_fills.HELD_FILL_ELEMENTS``)."""
 
+    branched_loads: bool = False
+    """A register-prefetch K loop loads the next chunk only where there is one, each load
+    loop under its own branch (``stage_fills.branched_loads``: ptxas then keeps the loads
+    at the top of the chunk); not measured yet, so off."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [MaterializeKernel(self.held_fill_elements)], dce_enabled=False
+                [MaterializeKernel(self.held_fill_elements, self.branched_loads)],
+                dce_enabled=False,
             ),
             apply_recursively=False,
         ).rewrite_module(op)
