@@ -408,7 +408,6 @@ class KernelFunction:
 # --- helpers -----------------------------------------------------------------------------
 
 
-@functools.cache
 def _tell_pdl_refused(error: CudaDriverError) -> None:
     """Warn, the first time in this process, that the driver refused a programmatic launch."""
     global _pdl_refusal_told
@@ -422,6 +421,7 @@ def _tell_pdl_refused(error: CudaDriverError) -> None:
         )
 
 
+@functools.cache
 def _no_gpu_reason() -> str | None:
     """Why no GPU can be used, or None if one can. Cached: the answer does not change."""
     try:

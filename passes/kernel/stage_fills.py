@@ -401,19 +401,25 @@ def lower_buffered(
     elif mode == "prefetch":
         zero = index_constant(0, "c0")
         prologue = [zero, *fills(zero.result, zero.result, False), kernel.BarrierOp()]
-        # The next chunk (chunk 0 again in the last iteration: loaded, stored to the buffer
-        # no one reads any more, never used; cheaper than a guard around both halves).
-        if branched:
-            guard, following, buffer_next, more = next_chunk_guard(iv, chunks, for_op.limit)
-            loads, stores = prefetch(following, buffer_next, prologue)
-            loads = [*guard, *branched_loads(loads, more)]
+        if branched:  # loads only where there is a next chunk (``branched_loads``)
+            index_ops, next_chunk, next_buffer, more = next_chunk_guard(iv, chunks, for_op.limit)
         else:
-            next_chunk = apply_op((d0 + 1) % chunks, [iv], f"{iv.name_hint or 'k'}_next")
-            next_buffer = apply_op((d0 + 1) % 2, [iv], "buf_next")
-            loads, stores = prefetch(next_chunk.result, next_buffer.result, prologue)
-            loads = [next_chunk, next_buffer, *loads]
+            # The next chunk (chunk 0 again in the last iteration: loaded, stored to the
+            # buffer no one reads any more, never used; cheaper than a guard around both
+            # halves).
+            chunk = apply_op((d0 + 1) % chunks, [iv], f"{iv.name_hint or 'k'}_next")
+            buffer = apply_op((d0 + 1) % 2, [iv], "buf_next")
+            index_ops, next_chunk, next_buffer, more = (
+                [chunk, buffer],
+                chunk.result,
+                buffer.result,
+                None,
+            )
+        loads, stores = prefetch(next_chunk, next_buffer, prologue)
+        if more is not None:
+            loads = branched_loads(loads, more)
         rewriter.insert(prologue, InsertPoint.before(for_op))
-        rewriter.insert(loads, InsertPoint.after(current))
+        rewriter.insert([*index_ops, *loads], InsertPoint.after(current))
         rewriter.insert([*stores, kernel.BarrierOp()], InsertPoint.before(body.last_op))
     elif mode == "mixed":
         zero = index_constant(0, "c0")
