@@ -42,6 +42,14 @@ static inline float __shfl_xor_sync(unsigned, float v, int o) {
   g_bar->arrive_and_wait();
   return r;
 }
+static inline float __shfl_sync(unsigned, float v, int src, int width) {
+  const int t = threadIdx.x;
+  g_slots[t] = v;
+  g_bar->arrive_and_wait();
+  const float r = g_slots[(t & ~(width - 1)) | src];
+  g_bar->arrive_and_wait();
+  return r;
+}
 static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 using std::min;
 #define __global__
@@ -84,7 +92,7 @@ int main(int argc, char** argv) {
   return 0;
 }
 """
-# (D, BM, BN, causal, S, heads, kv heads, async)
+# (D, BM, BN, causal, S, heads, kv heads, async[, P by shuffles])
 CONFIGS = [
     (64, 32, 32, True, 70, 4, 2, 0),
     (64, 16, 64, False, 37, 2, 2, 0),
@@ -96,6 +104,9 @@ CONFIGS = [
     (64, 32, 64, False, 100, 2, 1, 1),
     (128, 64, 32, True, 130, 2, 1, 1),
     (128, 64, 64, False, 131, 1, 1, 1),
+    (64, 32, 32, True, 70, 4, 2, 1, 1),
+    (64, 32, 64, False, 100, 2, 1, 0, 1),
+    (128, 64, 32, True, 130, 2, 1, 1, 1),
 ]
 
 
@@ -117,10 +128,10 @@ def main() -> int:
     )
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for d, bm, bn, causal, s, heads, kv_heads, async_ in CONFIGS:
+        for d, bm, bn, causal, s, heads, kv_heads, async_, *pshfl in CONFIGS:
             head = (
                 f"#define D {d}\n#define BM {bm}\n#define BN {bn}\n#define CAUSAL {int(causal)}\n"
-                f"#define ASYNC {async_}\n"
+                f"#define ASYNC {async_}\n#define PSHFL {pshfl[0] if pshfl else 0}\n"
             )
             src, exe = Path(tmp) / "fa.cpp", Path(tmp) / "fa"
             src.write_text(head + SHIM + kernel + MAIN)
@@ -138,7 +149,7 @@ def main() -> int:
             err = float(np.abs(got - want).max() / np.abs(want).max())
             worst = max(worst, err if np.isfinite(err) else np.inf)
             print(
-                f"D {d} BM {bm} BN {bn} causal {causal} async {async_} S {s} heads {heads}/{kv_heads}: "
+                f"D {d} BM {bm} BN {bn} causal {causal} async {async_} pshfl {pshfl} S {s} heads {heads}/{kv_heads}: "
                 f"max rel err {err:.1e}"
             )
     print("all within 1e-5" if worst <= 1e-5 else f"FAILED: worst {worst:.1e}")

@@ -29,6 +29,12 @@
 #ifndef ASYNC
 #define ASYNC 0
 #endif
+#ifndef PSHFL
+#define PSHFL 0  // 1: each key's probabilities from the lane that computed them (__shfl_sync)
+#endif
+#ifndef DUNROLL
+#define DUNROLL 4  // the score loop's unrolling over the head dim, in float4 steps
+#endif
 #define TY (BM / 4)
 #define NT (TY * 8)
 #define KC (BN / 8)
@@ -139,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
     for (int r = 0; r < 4; ++r)
 #pragma unroll
       for (int c = 0; c < KC; ++c) s[r][c] = 0.f;
-#pragma unroll 4
+#pragma unroll DUNROLL
     for (int d4 = 0; d4 < D / 4; ++d4) {
       float4 qa[4], kk[KC];
 #pragma unroll
@@ -185,6 +191,13 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[r][c][e] *= alpha;
     }
+#if PSHFL
+#pragma unroll
+    for (int j = 0; j < BN; ++j) {
+      float pr[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) pr[r] = __shfl_sync(0xffffffffu, s[r][j / 8], j % 8, 8);
+#else
 #pragma unroll
     for (int c = 0; c < KC; ++c)
       *(float4*)&Ps[(tx + 8 * c) * PP + ty * 4] = make_float4(s[0][c], s[1][c], s[2][c], s[3][c]);
@@ -193,6 +206,7 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
     for (int j = 0; j < BN; ++j) {
       const float4 p = *(const float4*)&Ps[j * PP + ty * 4];
       const float pr[4] = {p.x, p.y, p.z, p.w};
+#endif
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         const float4 vv = *(const float4*)&Vs[j * DP + c * 32 + tx * 4];

@@ -18,28 +18,29 @@ from deplodock.backends.cuda.driver import LoadedModule, gpu_available
 from deplodock.backends.cuda.nvrtc import compile_cuda
 
 SOURCE = (Path(__file__).resolve().parent / "fa.cu").read_text()
-# (name, heads, kv heads, S, D, causal, [(BM, BN, ASYNC), ...])
+# (name, heads, kv heads, S, D, causal, [(BM, BN, ASYNC[, PSHFL[, DUNROLL]]), ...])
 CASES = [
     ("attention-shapes/d128/S2048/causal", 16, 16, 2048, 128, True,
-     [(64, 64, 0), (64, 32, 0), (128, 64, 0), (128, 32, 0), (64, 32, 1), (128, 32, 1), (64, 64, 1)]),
+     [(64, 32, 1), (64, 32, 1, 1), (64, 32, 1, 0, 32), (64, 32, 1, 1, 32), (64, 64, 1, 1), (64, 32, 0, 1)]),
     ("attention-shapes/d64/S1000/full", 8, 8, 1000, 64, False,
-     [(64, 64, 0), (32, 64, 0), (32, 32, 0), (16, 64, 0), (32, 64, 1), (32, 32, 1)]),
+     [(32, 64, 1), (32, 64, 1, 1), (32, 64, 1, 0, 16), (32, 64, 1, 1, 16), (32, 32, 0, 1), (64, 64, 1, 1)]),
     ("attention-shapes/d64/S4096/causal (GQA 32/8)", 32, 8, 4096, 64, True,
-     [(64, 64, 0), (128, 64, 0), (64, 64, 1), (128, 64, 1)]),
-    ("attention/tinyllama/S512 (GQA 32/4)", 32, 4, 512, 64, True, [(64, 64, 0), (32, 64, 0), (32, 64, 1)]),
+     [(64, 64, 1), (64, 64, 1, 1), (64, 64, 1, 1, 16), (64, 32, 1, 1)]),
+    ("attention/tinyllama/S512 (GQA 32/4)", 32, 4, 512, 64, True,
+     [(64, 64, 0), (64, 64, 0, 1), (64, 64, 1, 1), (32, 64, 0, 1), (64, 32, 0, 1), (64, 64, 0, 1, 16)]),
 ]
 
 
-def build(d: int, bm: int, bn: int, causal: bool, async_: int):
+def build(d: int, bm: int, bn: int, causal: bool, async_: int, pshfl: int = 0, dunroll: int = 4):
     head = (
         f"#define D {d}\n#define BM {bm}\n#define BN {bn}\n#define CAUSAL {int(causal)}\n"
-        f"#define ASYNC {async_}\n"
+        f"#define ASYNC {async_}\n#define PSHFL {pshfl}\n#define DUNROLL {dunroll}\n"
     )
     return compile_cuda(head + SOURCE)
 
 
-def shared_bytes(d: int, bm: int, bn: int, async_: int) -> int:
-    return 4 * ((bm + 2 * (1 + async_) * bn) * (d + 4) + bn * (bm + 4))
+def shared_bytes(d: int, bm: int, bn: int, async_: int, pshfl: int = 0) -> int:
+    return 4 * ((bm + 2 * (1 + async_) * bn) * (d + 4) + (0 if pshfl else bn * (bm + 4)))
 
 
 def time_us(fn, rounds: int = 7, calls: int = 20) -> float:
@@ -77,12 +78,15 @@ def main() -> None:
             kr, vr = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
             t_eager = time_us(lambda: torch.nn.functional.scaled_dot_product_attention(q, kr, vr, is_causal=causal))
             print(f"eager (k, v repeated before): {t_eager:.1f} us, {flops / t_eager / 1e6:.1f} TFLOP/s")
-        for bm, bn, async_ in shapes:
-            compiled = build(d, bm, bn, causal, async_)
+        for bm, bn, async_, *more in shapes:
+            pshfl, dunroll = (more + [0, 4][len(more):])[:2]
+            compiled = build(d, bm, bn, causal, async_, pshfl, dunroll)
             res = compiled.resources["fa"]
-            shared = shared_bytes(d, bm, bn, async_)
+            shared = shared_bytes(d, bm, bn, async_, pshfl)
             line = (
-                f"BM {bm} BN {bn} {'cp.async x2' if async_ else 'sync'}: {res.registers} registers, "
+                f"BM {bm} BN {bn} {'cp.async x2' if async_ else 'sync'}"
+                f"{' P shfl' if pshfl else ''}{f' d-unroll {dunroll}' if dunroll != 4 else ''}: "
+                f"{res.registers} registers, "
                 f"spills {res.spill_stores}, {shared} B shared"
             )
             if not gpu:
