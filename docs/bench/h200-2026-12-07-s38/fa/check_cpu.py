@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   return 0;
 }
 """
-# (D, BM, BN, causal, S, heads, kv heads, async[, P by shuffles])
+# (D, BM, BN, causal, S, heads, kv heads, async[, P by shuffles[, TX]])
 CONFIGS = [
     (64, 32, 32, True, 70, 4, 2, 0),
     (64, 16, 64, False, 37, 2, 2, 0),
@@ -107,6 +107,10 @@ CONFIGS = [
     (64, 32, 32, True, 70, 4, 2, 1, 1),
     (64, 32, 64, False, 100, 2, 1, 0, 1),
     (128, 64, 32, True, 130, 2, 1, 1, 1),
+    (128, 64, 64, True, 130, 2, 1, 1, 0, 16),
+    (128, 32, 64, False, 37, 2, 2, 0, 1, 16),
+    (64, 64, 64, True, 131, 2, 1, 1, 0, 16),
+    (64, 64, 32, False, 70, 1, 1, 0, 0, 4),
 ]
 
 
@@ -132,6 +136,7 @@ def main() -> int:
             head = (
                 f"#define D {d}\n#define BM {bm}\n#define BN {bn}\n#define CAUSAL {int(causal)}\n"
                 f"#define ASYNC {async_}\n#define PSHFL {pshfl[0] if pshfl else 0}\n"
+                f"#define TX {pshfl[1] if len(pshfl) > 1 else 8}\n"
             )
             src, exe = Path(tmp) / "fa.cpp", Path(tmp) / "fa"
             src.write_text(head + SHIM + kernel + MAIN)

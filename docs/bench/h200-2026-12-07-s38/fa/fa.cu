@@ -35,12 +35,15 @@
 #ifndef DUNROLL
 #define DUNROLL 4  // the score loop's unrolling over the head dim, in float4 steps
 #endif
+#ifndef TX
+#define TX 8  // lanes a row group: its keys' scores, then its head-dim strips
+#endif
 #define TY (BM / 4)
-#define NT (TY * 8)
-#define KC (BN / 8)
+#define NT (TY * TX)
+#define KC (BN / TX)
 #define DP (D + 4)
 #define PP (BM + 4)
-#define NC (D / 32)
+#define NC (D / (4 * TX))
 #define NEG_INF (-__int_as_float(0x7f800000))
 #define KV_BUFFERS (ASYNC ? 2 : 1)
 
@@ -90,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
   float* Kb = Qs + BM * DP;            // KV_BUFFERS chunks of keys
   float* Vb = Kb + KV_BUFFERS * BN * DP;  // and of values
   float* Ps = Vb + KV_BUFFERS * BN * DP;
-  const int tid = threadIdx.x, tx = tid % 8, ty = tid / 8;
+  const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
   const int qb = CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
   const int h = blockIdx.y, b = blockIdx.z;
   const int hk = h / (H / HKV);
@@ -151,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
 #pragma unroll
       for (int r = 0; r < 4; ++r) qa[r] = *(const float4*)&Qs[(ty * 4 + r) * DP + d4 * 4];
 #pragma unroll
-      for (int c = 0; c < KC; ++c) kk[c] = *(const float4*)&Ks[(tx + 8 * c) * DP + d4 * 4];
+      for (int c = 0; c < KC; ++c) kk[c] = *(const float4*)&Ks[(tx + TX * c) * DP + d4 * 4];
 #pragma unroll
       for (int r = 0; r < 4; ++r)
 #pragma unroll
@@ -168,13 +171,12 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
       float mx = NEG_INF;
 #pragma unroll
       for (int c = 0; c < KC; ++c) {
-        const int key = k0 + tx + 8 * c;
+        const int key = k0 + tx + TX * c;
         if (key >= S || (CAUSAL && key > row)) s[r][c] = NEG_INF;
         mx = fmaxf(mx, s[r][c]);
       }
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+#pragma unroll
+      for (int o = 1; o < TX; o *= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
       const float mnew = fmaxf(m[r], mx);
       const float alpha = expf(m[r] - mnew);
       m[r] = mnew;
@@ -196,11 +198,11 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
     for (int j = 0; j < BN; ++j) {
       float pr[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) pr[r] = __shfl_sync(0xffffffffu, s[r][j / 8], j % 8, 8);
+      for (int r = 0; r < 4; ++r) pr[r] = __shfl_sync(0xffffffffu, s[r][j / TX], j % TX, TX);
 #else
 #pragma unroll
     for (int c = 0; c < KC; ++c)
-      *(float4*)&Ps[(tx + 8 * c) * PP + ty * 4] = make_float4(s[0][c], s[1][c], s[2][c], s[3][c]);
+      *(float4*)&Ps[(tx + TX * c) * PP + ty * 4] = make_float4(s[0][c], s[1][c], s[2][c], s[3][c]);
     __syncthreads();
 #pragma unroll 4
     for (int j = 0; j < BN; ++j) {
@@ -209,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
 #endif
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        const float4 vv = *(const float4*)&Vs[j * DP + c * 32 + tx * 4];
+        const float4 vv = *(const float4*)&Vs[j * DP + c * 4 * TX + tx * 4];
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           acc[r][c][0] = fmaf(pr[r], vv.x, acc[r][c][0]);
@@ -224,15 +226,14 @@ extern "C" __global__ void __launch_bounds__(NT) fa(
 #pragma unroll
   for (int r = 0; r < 4; ++r) {
     float sum = l[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 4);
+#pragma unroll
+    for (int o = 1; o < TX; o *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     const float inv = 1.f / sum;
     const int row = q0 + ty * 4 + r;
     if (row < S) {
 #pragma unroll
       for (int c = 0; c < NC; ++c)
-        *(float4*)&oh[(size_t)row * D + c * 32 + tx * 4] = make_float4(
+        *(float4*)&oh[(size_t)row * D + c * 4 * TX + tx * 4] = make_float4(
             acc[r][c][0] * inv, acc[r][c][1] * inv, acc[r][c][2] * inv, acc[r][c][3] * inv);
     }
   }

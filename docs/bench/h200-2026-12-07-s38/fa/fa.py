@@ -18,23 +18,29 @@ from deplodock.backends.cuda.driver import LoadedModule, gpu_available
 from deplodock.backends.cuda.nvrtc import compile_cuda
 
 SOURCE = (Path(__file__).resolve().parent / "fa.cu").read_text()
-# (name, heads, kv heads, S, D, causal, [(BM, BN, ASYNC[, PSHFL[, DUNROLL]]), ...])
+# (name, heads, kv heads, S, D, causal, [(BM, BN, ASYNC[, PSHFL[, DUNROLL[, TX]]]), ...])
 CASES = [
     ("attention-shapes/d128/S2048/causal", 16, 16, 2048, 128, True,
-     [(64, 32, 1), (64, 32, 1, 1), (64, 32, 1, 0, 32), (64, 32, 1, 1, 32), (64, 64, 1, 1), (64, 32, 0, 1)]),
+     [(64, 32, 1), (64, 64, 1, 0, 4, 16), (64, 32, 1, 0, 4, 16), (128, 32, 1, 0, 4, 16),
+      (32, 64, 1, 0, 4, 16), (64, 64, 0, 0, 4, 16), (64, 64, 1, 0, 2, 16), (64, 64, 1, 0, 4, 32)]),
     ("attention-shapes/d64/S1000/full", 8, 8, 1000, 64, False,
-     [(32, 64, 1), (32, 64, 1, 1), (32, 64, 1, 0, 16), (32, 64, 1, 1, 16), (32, 32, 0, 1), (64, 64, 1, 1)]),
+     [(32, 64, 1), (64, 64, 1, 0, 4, 16), (32, 64, 1, 0, 4, 16), (64, 32, 1, 0, 4, 4),
+      (32, 32, 1, 0, 4, 4), (64, 64, 0, 0, 4, 16)]),
     ("attention-shapes/d64/S4096/causal (GQA 32/8)", 32, 8, 4096, 64, True,
-     [(64, 64, 1), (64, 64, 1, 1), (64, 64, 1, 1, 16), (64, 32, 1, 1)]),
+     [(64, 64, 1), (64, 64, 1, 0, 4, 16), (128, 64, 1, 0, 4, 16), (64, 32, 1, 0, 4, 4)]),
     ("attention/tinyllama/S512 (GQA 32/4)", 32, 4, 512, 64, True,
-     [(64, 64, 0), (64, 64, 0, 1), (64, 64, 1, 1), (32, 64, 0, 1), (64, 32, 0, 1), (64, 64, 0, 1, 16)]),
+     [(64, 64, 1, 1), (64, 64, 1), (64, 64, 1, 0, 4, 16), (32, 64, 1, 0, 4, 16), (64, 64, 0, 0, 4, 16),
+      (64, 32, 1, 0, 4, 4)]),
 ]
 
 
-def build(d: int, bm: int, bn: int, causal: bool, async_: int, pshfl: int = 0, dunroll: int = 4):
+def build(
+    d: int, bm: int, bn: int, causal: bool, async_: int, pshfl: int = 0, dunroll: int = 4, tx: int = 8
+):
     head = (
         f"#define D {d}\n#define BM {bm}\n#define BN {bn}\n#define CAUSAL {int(causal)}\n"
         f"#define ASYNC {async_}\n#define PSHFL {pshfl}\n#define DUNROLL {dunroll}\n"
+        f"#define TX {tx}\n"
     )
     return compile_cuda(head + SOURCE)
 
@@ -79,13 +85,14 @@ def main() -> None:
             t_eager = time_us(lambda: torch.nn.functional.scaled_dot_product_attention(q, kr, vr, is_causal=causal))
             print(f"eager (k, v repeated before): {t_eager:.1f} us, {flops / t_eager / 1e6:.1f} TFLOP/s")
         for bm, bn, async_, *more in shapes:
-            pshfl, dunroll = (more + [0, 4][len(more):])[:2]
-            compiled = build(d, bm, bn, causal, async_, pshfl, dunroll)
+            pshfl, dunroll, tx = (more + [0, 4, 8][len(more):])[:3]
+            compiled = build(d, bm, bn, causal, async_, pshfl, dunroll, tx)
             res = compiled.resources["fa"]
             shared = shared_bytes(d, bm, bn, async_, pshfl)
             line = (
                 f"BM {bm} BN {bn} {'cp.async x2' if async_ else 'sync'}"
-                f"{' P shfl' if pshfl else ''}{f' d-unroll {dunroll}' if dunroll != 4 else ''}: "
+                f"{' P shfl' if pshfl else ''}{f' d-unroll {dunroll}' if dunroll != 4 else ''}"
+                f"{f' TX {tx}' if tx != 8 else ''}: "
                 f"{res.registers} registers, "
                 f"spills {res.spill_stores}, {shared} B shared"
             )
@@ -95,7 +102,7 @@ def main() -> None:
             fn = LoadedModule(compiled).function("fa")
             out = torch.full_like(q, float("nan"))
             grid = (math.ceil(s / bm), heads, 1)
-            block = (bm // 4 * 8, 1, 1)
+            block = (bm // 4 * tx, 1, 1)
             args = [q, k, v, out, s, heads, kv_heads, 1.0 / math.sqrt(d)]
 
             def run(fn=fn, grid=grid, block=block, shared=shared, args=args):
