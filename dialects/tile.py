@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
@@ -71,6 +72,7 @@ from deplodock.dialects.access import (
     verify_signature,
 )
 from deplodock.dialects.affine_syntax import (
+    check_in_bounds,
     dims_leaving,
     expr_range,
     index_map_for,
@@ -824,7 +826,7 @@ class StageOp(IRDLOperation):
                     f"tile.stage: dimension {dim} of the slab leaves the source's extent {size}"
                     " (only a guarded slab may reach past its end)"
                 )
-        total = sum(o.size_bytes() for o in kernel.walk() if isinstance(o, StageOp))
+        total = sum(o.size_bytes() for o in kernel.walk() if isinstance(o, StageOp | ShareOp))
         if total > MAX_SHARED_BYTES:
             raise VerifyException(
                 f"tile.stage: the kernel's slabs take {total} bytes of shared memory, more "
@@ -959,6 +961,138 @@ class StageOp(IRDLOperation):
         return op
 
 
+@irdl_op_definition
+class ShareOp(IRDLOperation):
+    """``%p = tile.share %s0 [%tx, %ty * 4], %s1 [%tx + 8, %ty * 4] : f32 -> memref<16x68xf32>``
+
+    Values computed in registers, made readable by every thread of the block: each thread
+    writes each of its values at the value's index (affine in the kernel's axes and the
+    enclosing loops' induction variables), and the result is the array the block wrote,
+    which ``loop.load`` reads. It is what a block's threads exchange when the thread that
+    needs a value is not the thread that computed it and the exchange is too large for
+    shuffles: an attention walk's probabilities, computed with the keys dealt to lanes and
+    read with the head dim dealt to them (``docs/bench/h200-2026-12-07-s38/fa``: through
+    shared memory 85 us where shuffles took 141, head dim 64, S=1000).
+
+    Every element the loads read must have been written by exactly one thread: the tile
+    interpreter raises on an element written twice or read unwritten. All threads of the
+    block reach it (it sits at the top level of the kernel or of ``loop.for`` ops there:
+    materialize surrounds the writes with barriers), and a share inside a loop is written
+    afresh each iteration (its previous contents are dead once the next share begins).
+    Materialize gives it a ``kernel.shared`` array of the result's type: a barrier (in a
+    loop, so the previous iteration's reads are done), the stores, a barrier.
+    """
+
+    name = "tile.share"
+    values = var_operand_def()
+    indices = var_operand_def(IndexType)
+    map = prop_def(AffineMapAttr)  # rank results per value, over ``indices``
+    result = result_def(MemRefType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        values: Sequence[SSAValue],
+        map: AffineMap,
+        indices: Sequence[SSAValue],
+        shared: MemRefType,
+    ):
+        """``map``: the indices of every value in turn (``len(values) * rank`` results)."""
+        map, operands = index_map_for(map, indices)
+        super().__init__(
+            operands=[list(values), operands],
+            result_types=[shared],
+            properties={"map": AffineMapAttr(map)},
+        )
+
+    @property
+    def rank(self) -> int:
+        return len(self.result.type.get_shape())  # type: ignore[attr-defined]
+
+    def value_map(self, k: int) -> AffineMap:
+        """The index of value ``k``, over the op's index operands."""
+        results = self.map.data.results[k * self.rank : (k + 1) * self.rank]
+        return AffineMap(self.map.data.num_dims, 0, tuple(results))
+
+    def size_bytes(self) -> int:
+        assert isinstance(self.result.type, MemRefType)
+        return memref_bytes(self.result.type)
+
+    def verify_(self) -> None:
+        shared = self.result.type
+        assert isinstance(shared, MemRefType)
+        if not self.values:
+            raise VerifyException("tile.share: no values to share")
+        for value in self.values:
+            if value.type != shared.element_type:
+                raise VerifyException(
+                    f"tile.share: a value of type {value.type} in an array of {shared.element_type}"
+                )
+        if len(self.map.data.results) != len(self.values) * self.rank:
+            raise VerifyException(
+                f"tile.share: {len(self.map.data.results)} indices for {len(self.values)} "
+                f"values of rank {self.rank}"
+            )
+        for k in range(len(self.values)):
+            check_in_bounds("tile.share", self.value_map(k), self.indices, shared.get_shape())
+        kernel = self.parent_op()
+        while kernel is not None and not isinstance(kernel, KernelOp):
+            if getattr(kernel, "name", "") != "loop.for":
+                raise VerifyException(
+                    "tile.share: every thread of the block must reach it (its writes sit "
+                    "between barriers): at the top level of a tile.kernel or of loop.for ops"
+                )
+            kernel = kernel.parent_op()
+        if kernel is None:
+            raise VerifyException("tile.share: outside a tile.kernel")
+        total = sum(o.size_bytes() for o in kernel.walk() if isinstance(o, StageOp | ShareOp))
+        if total > MAX_SHARED_BYTES:
+            raise VerifyException(
+                f"tile.share: the kernel's slabs and shared values take {total} bytes of "
+                f"shared memory, more than the target's {MAX_SHARED_BYTES} per block"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        for k, value in enumerate(self.values):
+            if k:
+                printer.print_string(", ")
+            printer.print_ssa_value(value)
+            printer.print_string(" ")
+            print_indices(printer, self.value_map(k), self.indices)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.values[0].type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ShareOp:
+        values, maps = [], []
+        while True:
+            values.append(parser.parse_unresolved_operand())
+            maps.append(parse_indices(parser))
+            if not parser.parse_optional_punctuation(","):
+                break
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        element = parser.parse_type()
+        parser.parse_punctuation("->")
+        shared = parser.parse_type()
+        if not isinstance(shared, MemRefType):
+            parser.raise_error("tile.share makes a memref")
+        resolved = parser.resolve_operands(values, [element] * len(values), parser.pos)
+        operands, results = [], []
+        for map, unresolved in maps:  # one map over every value's operands, in turn
+            shift = len(operands)
+            operands += [parser.resolve_operand(o, IndexType()) for o in unresolved]
+            moved = [AffineExpr.dimension(shift + d) for d in range(map.num_dims)]
+            results += [r.replace_dims_and_symbols(moved, []) for r in map.results]
+        op = cls(resolved, AffineMap(len(operands), 0, tuple(results)), operands, shared)
+        op.attributes.update(attrs)
+        return op
+
+
 def stored_shape(box: Sequence[int], transpose: bool, pad: int, split: int = 0) -> tuple[int, ...]:
     """The shape a slab of extents ``box`` (source order) is stored in."""
     if split:
@@ -968,4 +1102,4 @@ def stored_shape(box: Sequence[int], transpose: bool, pad: int, split: int = 0) 
     return tuple(shape)
 
 
-Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp, StageOp], [ScheduleAttr])
+Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp, StageOp, ShareOp], [ScheduleAttr])

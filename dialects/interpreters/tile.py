@@ -466,6 +466,68 @@ class StagedSlab:
         ]
 
 
+class SharedValues:
+    """The value of a ``tile.share``: the array each block wrote, one per block.
+
+    Its numpy array has one dimension per kernel axis (size 1 along thread axes: the
+    threads of a block share it; the lane space's size along block axes) followed by the
+    shared array's dimensions, and a count of the writes of each element, so an element
+    written twice, or read before any thread of its block wrote it, is an error rather
+    than a value.
+    """
+
+    def __init__(self, op: tile.ShareOp, state: Simt, lanes: TileLanes, args: Sequence[Any]):
+        self.op = op
+        shape = op.result.type.get_shape()  # type: ignore[attr-defined]
+        self.name = op.result.name_hint or "shared"
+        self.shared_shape = tuple(shape)
+        # the block's coordinates: 0 along thread axes (shared by the block's threads) and
+        # along iterated axes (their one index at a time is stored at 0)
+        self.lead = [
+            np.zeros_like(value) if binding == "thread" or k in lanes.fixed else value
+            for k, ((_, _, binding), value) in enumerate(
+                zip(lanes.kernel.axes, lanes.axis_values(), strict=True)
+            )
+        ]
+        blocks = tuple(
+            1 if b == "thread" or k in lanes.fixed else lanes.shape[k]
+            for k, (_, _, b) in enumerate(lanes.kernel.axes)
+        )
+        dtype = numpy_dtype(op.result.type.element_type)  # type: ignore[attr-defined]
+        self.array = np.full(blocks + self.shared_shape, np.nan, dtype)
+        self.writes = np.zeros(blocks + self.shared_shape, np.int64)
+        values, indices = args[: len(op.values)], args[len(op.values) :]
+        for k, value in enumerate(values):
+            where = checked_indices(op, state, self.name, shape, eval_map(op.value_map(k), indices))
+            parts = np.broadcast_arrays(*self.lead, *where, np.asarray(value), state.active())
+            *at, written, keep = (np.asarray(x) for x in parts)
+            at = tuple(a[keep] for a in at)
+            self.array[at] = written[keep]
+            np.add.at(self.writes, at, 1)
+        if (self.writes > 1).any():
+            bad = tuple(int(i) for i in np.argwhere(self.writes > 1)[0])
+            raise SimtError(
+                f"{op_text(op)}: element {list(bad[len(blocks) :])} of {self.name} is written "
+                "by more than one thread of its block"
+            )
+
+    def gather(self, op: Operation, state: Simt, indices: Sequence[Any]) -> Any:
+        where = checked_indices(op, state, self.name, self.shared_shape, indices)
+        at = [*self.lead, *where]
+        if state.mask is not None:
+            at = [np.where(state.mask, a, 0) for a in at]
+        unwritten = self.writes[tuple(at)] == 0
+        if state.mask is not None:
+            unwritten = unwritten & state.mask
+        if unwritten.any():
+            lane = _first_lane(np.broadcast_to(unwritten, state.lanes.shape))
+            raise SimtError(
+                f"{op_text(op)}: {state.lanes.describe(lane)} reads an element of "
+                f"{self.name} that no thread of its block wrote"
+            )
+        return self.array[tuple(at)]
+
+
 @register_impls
 class TileBodyFunctions(SimtFunctions):
     """The ops of a tile kernel's body, on lanes: loops, loads/stores, combine."""
@@ -486,9 +548,17 @@ class TileBodyFunctions(SimtFunctions):
     def run_stage(self, interpreter: Interpreter, op: tile.StageOp, args: tuple[Any, ...]):
         return (StagedSlab(op, args[0], eval_map(op.map.data, args[1:])),)
 
+    @impl(tile.ShareOp)
+    def run_share(self, interpreter: Interpreter, op: tile.ShareOp, args: tuple[Any, ...]):
+        lanes = self.state.lanes
+        assert isinstance(lanes, TileLanes)
+        return (SharedValues(op, self.state, lanes, args),)
+
     @impl(loop.LoadOp)
     def run_load(self, interpreter: Interpreter, op: loop.LoadOp, args: tuple[Any, ...]):
         indices = eval_map(op.map.data, args[1:])
+        if isinstance(args[0], SharedValues):
+            return (args[0].gather(op, self.state, indices),)
         if isinstance(args[0], StagedSlab):
             slab = args[0]
             source = slab.indices(op, self.state, indices)

@@ -33,6 +33,11 @@ primitives.
   loop (a matmul's K chunk) is refilled every iteration, after a barrier that lets every
   thread finish reading the previous chunk. Adjacent stages share their barriers.
 
+* **``tile.share``** (values computed in registers that other threads read) becomes a
+  ``kernel.shared`` array of its type and, in place, each thread's stores between two
+  barriers (the first only inside a loop: the previous iteration's reads finish first).
+  Loads of the result read the array.
+
 A K loop whose slabs are double-buffered is rotated by ``stage_fills.lower_buffered``
 (synchronously, by register prefetch, by ``cp.async``, by both in one loop, or by TMA:
 ``tma_fills``).
@@ -347,6 +352,8 @@ class MaterializeKernel(RewritePattern):
         for stage, (first, last) in zip(stages, runs, strict=True):
             held = holds_fill(stage, threads, self.held_fill_elements)
             _lower_stage(stage, tid, threads, rewriter, first, last, held)
+        for share in [o for o in new_block.walk() if isinstance(o, tile.ShareOp)]:
+            _lower_share(share, new, rewriter)
         rewriter.replace(op, new)
 
 
@@ -412,6 +419,25 @@ def _lower_stage(
     if last:
         ops.append(kernel.BarrierOp())
     rewriter.replace(stage, ops, [shared.result])
+
+
+def _lower_share(share: tile.ShareOp, root: Operation, rewriter: PatternRewriter) -> None:
+    """``tile.share`` → a ``kernel.shared`` array of its type (at the top of the kernel),
+    then in place: a barrier where the share sits in a loop (every thread's reads of the
+    previous iteration's values are done before they are overwritten), each thread's
+    stores, a barrier (no thread reads before every value is written)."""
+    name = share.result.name_hint or "shared"
+    shared = kernel.SharedOp(name, share.result.type)
+    shared.result.name_hint = name
+    top: Operation = share
+    while top.parent_op() is not root:
+        top = top.parent_op()
+    rewriter.insert(shared, InsertPoint.before(top))
+    ops: list[Operation] = [kernel.BarrierOp()] if _in_loop(share, root) else []
+    for k, value in enumerate(share.values):
+        ops.append(kernel.StoreOp(value, shared.result, share.value_map(k), list(share.indices)))
+    ops.append(kernel.BarrierOp())
+    rewriter.replace(share, ops, [shared.result])
 
 
 def _inside_kernel(op: Operation) -> bool:
