@@ -32,6 +32,7 @@ PIPELINE: tuple[tuple[str, int, str, str], ...] = (
     ("loop", 3, "online-softmax", "deplodock.passes.loop.online_softmax:OnlineSoftmax"),
     ("loop", 4, "unroll-dots", "deplodock.passes.loop.unroll_dots:UnrollDots"),
     ("tile", 1, "tileify", "deplodock.passes.tile.tileify:Tileify"),
+    ("tile", 24, "tile-walk", "deplodock.passes.tile.tile_walk:TileWalk"),
     ("tile", 17, "collapse-reduce", "deplodock.passes.tile.collapse_reduce:CollapseReduce"),
     ("tile", 3, "split-matmul-k", "deplodock.passes.tile.split_matmul_k:SplitMatmulK"),
     ("tile", 8, "register-tile", "deplodock.passes.tile.register_tile:RegisterTile"),
