@@ -56,7 +56,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
-    AffineMapAttr,
     FloatAttr,
     IndexType,
     IntAttr,
@@ -79,6 +78,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, groups
+from deplodock.passes.tile.analysis import score_conditions
+from deplodock.passes.tile.skip_masked_chunks import _KEY_LEFT, _KEY_RIGHT, _index_form
 from deplodock.passes.tile.split_walk_columns import (
     _column_stores,
     _reindexed,
@@ -174,18 +175,18 @@ def _depends(op: Operation, values: set[SSAValue]) -> bool:
 
 
 def _origin(
-    access: loop.LoadOp, swap: dict[SSAValue, tuple[SSAValue, int]]
+    access: loop.LoadOp, swap: dict[SSAValue, tuple[SSAValue, int, int]]
 ) -> tuple[AffineMap, list[SSAValue]]:
     """The origin of the slab ``access`` reads from: its indices with each value of
-    ``swap`` replaced by ``(new value) * factor``, every other value by itself, and the
+    ``swap`` replaced by ``(new value) * factor + offset``, every other by itself, and the
     last index without its constant (the head dim's element; what is left places the
     head: ``%a0 * 64`` in a ``[S, H * D]`` layout)."""
     old = access.map.data
     operands: list[SSAValue] = []
     replacement: list[AffineExpr] = []
     for value in access.indices:
-        new, factor = swap.get(value, (value, 1))
-        replacement.append(AffineExpr.dimension(len(operands)) * factor)
+        new, factor, offset = swap.get(value, (value, 1, 0))
+        replacement.append(AffineExpr.dimension(len(operands)) * factor + offset)
         operands.append(new)
     rest, _ = _split_last(access)  # type: ignore[misc]
     last = (
@@ -258,10 +259,18 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
         return op
 
     d0, d1, d2 = (AffineExpr.dimension(i) for i in range(3))
+    # a causal walk's blocks of rows walk different numbers of chunks: the longest first
+    row_blocks = math.ceil(rows_total / bm)
+    delta = _causal_delta(m)
+    first_row = (-bm, (row_blocks - 1) * bm) if delta is not None else (bm, 0)
     rows = [
-        add(apply_op(d0 * bm + d1 * ROWS_A_THREAD + r, [qb, ty], m.row.name_hint or "row")).results[
-            0
-        ]
+        add(
+            apply_op(
+                d0 * first_row[0] + first_row[1] + d1 * ROWS_A_THREAD + r,
+                [qb, ty],
+                m.row.name_hint or "row",
+            )
+        ).results[0]
         for r in range(ROWS_A_THREAD)
     ]
 
@@ -299,7 +308,9 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
                 rm.update(zip(o.results, new.results, strict=True))
 
     # the block's query rows, staged once
-    q_map, q_operands = _origin(m.q, {**{a: (mapping[a], 1) for a in others}, m.row: (qb, bm)})
+    q_map, q_operands = _origin(
+        m.q, {**{a: (mapping[a], 1, 0) for a in others}, m.row: (qb, *first_row)}
+    )
     q_src = mapping[m.q.buffer]
     q_stage = tile.StageOp(
         q_src, q_map, q_operands, [bm, m.dims], pad=PAD, guarded=rows_total % bm != 0
@@ -317,7 +328,7 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
     stages = {}
     for name, access in (("k_smem", m.k), ("v_smem", m.v)):
         smap, soperands = _origin(
-            access, {**{a: (mapping[a], 1) for a in others}, m.walk.induction_var: (kc, bn)}
+            access, {**{a: (mapping[a], 1, 0) for a in others}, m.walk.induction_var: (kc, bn, 0)}
         )
         width = m.dims if access is m.k else m.columns
         stage = tile.StageOp(
@@ -445,7 +456,11 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
     for r in range(ROWS_A_THREAD):
         yields += [out[2 * r], out[2 * r + 1], *ploop.results[r * per_col : (r + 1) * per_col]]
     cbody.add_op(loop.YieldOp(*yields))
-    chunk_loop = loop.ForOp(0, chunks, Region(cbody), kinds, [f32] * len(kinds))
+    reach = None
+    if delta is not None:  # the chunks holding a key some row of the block attends to
+        last_key = d0 * first_row[0] + first_row[1] + (bm - 1) + delta
+        reach = add(apply_op(last_key // bn + 1, [qb], "reach")).results[0]
+    chunk_loop = loop.ForOp(0, chunks, Region(cbody), kinds, [f32] * len(kinds), reach)
     chunk_loop.attributes["pipeline"] = UnitAttr()
     add(chunk_loop)
 
@@ -496,6 +511,37 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
     new.attributes.update(kernel.attributes)
     new.attributes[WALK_MARK] = UnitAttr()
     return new
+
+
+def _causal_delta(m: _Match) -> int | None:
+    """``delta`` when the walk's score is masked to keys ``key <= row + delta`` (one of the
+    conditions of its ``select(.., -inf)`` nest, the key the walk's variable and the row the
+    row axis, each through an ``index_cast``, plus constants) with ``delta >= 0`` (every
+    row's first key attends): a block then needs only the chunks up to its last row's
+    ``row + delta``. Skipping the others drops no key any row attends to, so only a row
+    with no such key at all (whose softmax is undefined: NaN in PyTorch) could differ."""
+    yielded = m.walk.body.block.last_op
+    assert isinstance(yielded, loop.YieldOp)
+    for flag in score_conditions(yielded.operands[0]):
+        mask = flag.owner
+        if not isinstance(mask, arith.CmpiOp):
+            continue
+        name = arith.CMPI_COMPARISON_OPERATIONS[mask.predicate.value.data]
+        if name in _KEY_LEFT:
+            key, row, adjust = mask.lhs, mask.rhs, _KEY_LEFT[name]
+        elif name in _KEY_RIGHT:
+            key, row, adjust = mask.rhs, mask.lhs, _KEY_RIGHT[name]
+        else:
+            continue
+        key_form, row_form = _index_form(key), _index_form(row)
+        if key_form is None or row_form is None:
+            continue
+        if key_form[0] != {m.walk.induction_var: 1} or row_form[0] != {m.row: 1}:
+            continue
+        delta = row_form[1] + adjust - key_form[1]
+        if delta >= 0:
+            return delta
+    return None
 
 
 def _guard(op: Operation, ragged: bool) -> Operation:
