@@ -42,9 +42,12 @@ Which walks: a kernel of free axes whose one top-level loop is an online group o
 loaded outside the walk and a key row inside it, both indexed by the head-dim constant
 last; value ``j`` a load indexed by the key and ``j``; each column stored after the
 walk), the query row's second-to-last index one of the kernel's axes, the key's the
-walk's variable. Keys past the end of a chunk that the walk does not divide score
--inf; rows past the end are computed and not stored. Opt-in for now (``rows``: the rows
-a block keeps, 0 leaves every walk to the other walk passes): not planned until timed.
+walk's variable; a head dim whose register tile fits (``MAX_HELD``: 128 at most), and
+rows enough that ``schedule.reduce.tiled_walk_plan`` finds blocks for every SM. Keys past
+the end of a chunk that the walk does not divide score -inf; rows past the end are
+computed and not stored. A causal walk (``key <= row + delta``) stops at the chunk of
+its block's last attended key (``below``, as ``skip-masked-chunks``), its blocks of rows
+the longest first.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, groups
 from deplodock.passes.tile.analysis import score_conditions
+from deplodock.passes.tile.schedule.reduce import TILED_WALK_LANES, tiled_walk_plan
 from deplodock.passes.tile.skip_masked_chunks import _KEY_LEFT, _KEY_RIGHT, _index_form
 from deplodock.passes.tile.split_walk_columns import (
     _column_stores,
@@ -88,6 +92,7 @@ from deplodock.passes.tile.split_walk_columns import (
     _split_last,
     lane_element,
 )
+from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 ROWS_A_THREAD = 4  # query rows a thread keeps (the register tile's height)
 PAD = 4  # elements added to each staged row: float4 rows, a column's elements in other banks
@@ -204,21 +209,28 @@ class _Plan:
 
 
 class TileWalkPattern(RewritePattern):
-    def __init__(self, plan: _Plan):
-        self.plan = plan
+    def __init__(self, plan: _Plan | None, target: Target):
+        self.plan = plan  # None: tiled_walk_plan decides per kernel
+        self.target = target
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
         found = match(op)
         if found is None:
             return
+        rows_total = op.axis_of(found.row)[0]  # type: ignore[index]
         plan = self.plan
+        if plan is None:
+            beside = math.prod(e for a, e, _ in op.axes if a is not found.row)
+            chosen = tiled_walk_plan(rows_total, beside, found.dims, found.columns, self.target)
+            if chosen is None:
+                return
+            plan = _Plan(chosen[0], chosen[1], TILED_WALK_LANES)
         if plan.rows % ROWS_A_THREAD or plan.chunk % plan.lanes or plan.lanes & (plan.lanes - 1):
             raise DiagnosticException(
                 f"tile-walk: rows={plan.rows} must be a multiple of {ROWS_A_THREAD}, chunk="
                 f"{plan.chunk} of lanes={plan.lanes}, and lanes a power of two"
             )
-        rows_total = op.axis_of(found.row)[0]  # type: ignore[index]
         held = ROWS_A_THREAD * (found.columns // plan.lanes + plan.chunk // plan.lanes)
         if found.columns % plan.lanes or held > MAX_HELD or rows_total < plan.rows // 2:
             return  # a head dim whose tile spills, or too few rows to fill a block
@@ -577,18 +589,23 @@ class TileWalk(ModulePass):
     name = "tile-walk"
 
     rows: int = 0
-    """Query rows a block keeps (a multiple of 4); 0 leaves every walk to the other passes."""
+    """Query rows a block keeps, a multiple of 4 (0: ``tiled_walk_plan`` decides, with the
+    chunk; 1 leaves every walk to the other walk passes)."""
     chunk: int = 64
-    """Keys a chunk (a multiple of ``lanes``)."""
-    lanes: int = 8
+    """Keys a chunk, a multiple of ``lanes`` (where ``rows`` is given)."""
+    lanes: int = TILED_WALK_LANES
     """Lanes a row group: its chunk's keys for the scores, its head dim for P V."""
+    arch: str = DEFAULT_ARCH
+    """The target whose SMs and shared memory the planner fills."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.rows == 0:
+        if self.rows < 0:
+            raise DiagnosticException(f"tile-walk: rows={self.rows} must not be negative")
+        if self.rows == 1:
             return
+        plan = _Plan(self.rows, self.chunk, self.lanes) if self.rows else None
+        pattern = TileWalkPattern(plan, pass_target(self.name, self.arch))
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [TileWalkPattern(_Plan(self.rows, self.chunk, self.lanes))], dce_enabled=False
-            ),
+            GreedyRewritePatternApplier([pattern], dce_enabled=False),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -428,3 +428,36 @@ def column_chunks_for(outputs: int, extent: int, target: Target | None = None) -
             and extent // chunks >= MIN_COLUMN_CHUNK
         ),
     )
+
+
+TILED_WALK_ROWS = (64, 32)  # query rows a block of ``tile-walk`` keeps, the larger first
+TILED_WALK_CHUNKS = (64, 32)  # keys a chunk, the larger first
+TILED_WALK_LANES = 8  # lanes a row group
+TILED_WALK_BLOCKS_AN_SM = 2  # blocks each SM should hold (shared memory for two)
+
+
+def tiled_walk_plan(
+    rows: int, blocks_beside: int, dims: int, columns: int, target: Target | None = None
+) -> tuple[int, int] | None:
+    """Cost function: ``(rows a block, keys a chunk)`` for ``tile-walk``'s register-tiled
+    attention walk, or None to leave the walk to the other walk passes. ``rows`` query rows
+    (``blocks_beside``: the blocks of the other axes, heads and batch). The most rows of
+    ``TILED_WALK_ROWS`` whose blocks still cover every SM, and the longest chunk whose
+    query, double-buffered key and value chunks and shared probabilities let
+    ``TILED_WALK_BLOCKS_AN_SM`` blocks share an SM; None for fewer blocks than SMs
+    either way (short sequences: the lane-split walk keeps more threads busy).
+    H100 (``docs/bench/h100-2026-12-07-s39``, calls 5-6), against the lane-split walk:
+    TinyLlama S=512 82.4 against 100.6 us, Qwen S=512 151.5 / 167.6, head dim 64
+    S=1000 not causal 102.4 (32 rows) / 133.6, S=4096 2668.5 / 3448.4, head dim 128
+    S=2048 867.5 (chunks of 32) / 1067.8; S=128 (64 blocks) 15.6 / 14.0 and Qwen's
+    26.6 / 21.5, so not taken there."""
+    target = target or target_for()
+    for block_rows in TILED_WALK_ROWS:
+        if blocks_beside * -(-rows // block_rows) < target.sm_count:
+            continue
+        for chunk in TILED_WALK_CHUNKS:
+            floats = block_rows * (dims + 4) + 4 * chunk * (max(dims, columns) + 4)
+            floats += chunk * (block_rows + 4)
+            if 4 * floats * TILED_WALK_BLOCKS_AN_SM <= target.shared_bytes:
+                return block_rows, chunk
+    return None
