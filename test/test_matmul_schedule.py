@@ -343,7 +343,7 @@ def _changed(got: Stages, pass_name: str) -> bool:
 # and their meaning is tested on those (test_simt_interpreters.py, test_vectorize.py,
 # test_reduction_layouts.py; attention's chunk-walk, skip-masked-chunks,
 # split-walk-columns, batch-walk-steps and jam-walk-rows, off by default:
-# test_softmax_sum.py).
+# test_softmax_sum.py; tile-walk: test_tile_walk.py).
 NOT_FOR_MATMULS = frozenset(
     {
         "collapse-reduce",
@@ -355,6 +355,7 @@ NOT_FOR_MATMULS = frozenset(
         "split-walk-columns",
         "batch-walk-steps",
         "jam-walk-rows",
+        "tile-walk",
     }
 )
 

@@ -232,8 +232,8 @@ class TileWalkPattern(RewritePattern):
                 f"{plan.chunk} of lanes={plan.lanes}, and lanes a power of two"
             )
         held = ROWS_A_THREAD * (found.columns // plan.lanes + plan.chunk // plan.lanes)
-        if found.columns % plan.lanes or held > MAX_HELD or rows_total < plan.rows // 2:
-            return  # a head dim whose tile spills, or too few rows to fill a block
+        if found.columns % plan.lanes or held > MAX_HELD:
+            return  # a head dim the lanes do not divide, or whose tile would spill
         rewriter.replace_op(op, _build(op, found, plan))
 
 
