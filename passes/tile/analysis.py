@@ -7,15 +7,27 @@ another pass for them.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineExpr
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineExpr,
+    AffineMap,
+)
 from xdsl.traits import is_side_effect_free
 
 from deplodock.dialects import loop, tile
-from deplodock.dialects.affine_syntax import apply_op, expr_linear_form, linear_form
+from deplodock.dialects.affine_syntax import (
+    LinearForm,
+    apply_op,
+    expr_linear_form,
+    linear_form,
+)
 from deplodock.dialects.combine import ONLINE_MAX
 from deplodock.passes.tile.schedule.reduce import WEIGHED_ACCUMULATORS
 
@@ -341,3 +353,163 @@ def causal_walk(kernel: tile.KernelOp) -> bool:
             if axes_used(other, kernel):
                 return True
     return False
+
+
+# --- an attention walk's parts (split-walk-columns, skip-masked-chunks, tile-walk) ---
+
+# a causal mask's key <= row + adjust, per comparison: (predicate with the key on the left, adjust)
+KEY_LEFT = {"sle": 0, "ule": 0, "slt": -1, "ult": -1}
+KEY_RIGHT = {"sge": 0, "uge": 0, "sgt": -1, "ugt": -1}
+
+
+def index_form(value: SSAValue) -> LinearForm | None:
+    """The linear form of an index value, through an ``index_cast`` to an integer."""
+    if isinstance(value.owner, arith.IndexCastOp):
+        value = value.owner.input
+    return linear_form(value)
+
+
+def split_last(access: Operation) -> tuple[AffineExpr | None, int] | None:
+    """A load's or store's last index as (its non-constant part, its constant): ``j``
+    is ``(None, j)``, ``%a0 * 64 + j`` (the output's heads side by side) is
+    ``(%a0 * 64, j)``; None for anything else."""
+    if not isinstance(access, loop.LoadOp | loop.StoreOp):
+        return None
+    last = access.map.data.results[-1]
+    if isinstance(last, AffineConstantExpr):
+        return None, last.value
+    if isinstance(last, AffineBinaryOpExpr) and last.kind == AffineBinaryOpKind.Add:
+        if isinstance(last.rhs, AffineConstantExpr):
+            return last.lhs, last.rhs.value
+    return last, 0
+
+
+def last_constant(access: Operation) -> int | None:
+    """The column a load or store reads or writes: its last index's constant."""
+    split = split_last(access)
+    return None if split is None else split[1]
+
+
+def same_base(accesses: list[Operation]) -> bool:
+    """Whether the accesses differ only in their last index's constant (the column)."""
+    bases = []
+    for access in accesses:
+        split = split_last(access)
+        if split is None:
+            return False
+        bases.append((access.buffer, tuple(access.indices), access.map.data.results[:-1], split[0]))  # type: ignore[attr-defined]
+    return all(b == bases[0] for b in bases)
+
+
+@dataclass
+class WalkDot:
+    """The dot product a walk's score is made of: its root value, its products by
+    element, and the adds of its tree."""
+
+    root: SSAValue
+    products: dict[int, arith.MulfOp]
+    adds: list[arith.AddfOp]
+
+
+def walk_dot(root: SSAValue, walk: loop.ForOp) -> WalkDot | None:
+    """The tree of adds under ``root`` whose leaves are products ``q_i * k_i`` (a load
+    from outside the walk, one from inside, both indexed by ``i`` last) and zeros."""
+    products: dict[int, arith.MulfOp] = {}
+    adds: list[arith.AddfOp] = []
+    stack = [root]
+    while stack:
+        value = stack.pop()
+        owner = value.owner
+        if value is not root and not isinstance(owner, arith.ConstantOp):
+            if len(list(value.uses)) != 1:
+                return None  # a partial sum or product used elsewhere: keep the dot whole
+        if isinstance(owner, arith.AddfOp) and owner.parent_op() is walk:
+            adds.append(owner)
+            stack += [owner.lhs, owner.rhs]
+        elif isinstance(owner, arith.MulfOp) and owner.parent_op() is walk:
+            q, k = owner.lhs.owner, owner.rhs.owner
+            if not isinstance(q, loop.LoadOp) or not isinstance(k, loop.LoadOp):
+                return None
+            if q.parent_op() is walk or k.parent_op() is not walk:
+                return None
+            i = last_constant(q)
+            if i is None or i != last_constant(k) or i in products:
+                return None
+            products[i] = owner
+        elif isinstance(owner, arith.ConstantOp) and owner.value.value.data == 0.0:
+            continue
+        else:
+            return None
+    return WalkDot(root, products, adds) if products else None
+
+
+def score_dot(walk: loop.ForOp) -> WalkDot | None:
+    """The dot product under the walk's score (through the ops between, which use it
+    once): the first add whose tree is a dot."""
+    yielded = walk.body.block.last_op
+    assert isinstance(yielded, loop.YieldOp)
+    stack = [yielded.operands[walk.kinds.index(ONLINE_MAX)]]
+    seen = 0
+    while stack and seen < 16:
+        value = stack.pop()
+        seen += 1
+        owner = value.owner
+        if isinstance(owner, arith.AddfOp):
+            found = walk_dot(value, walk)
+            if found is not None:
+                return found
+        if isinstance(owner, Operation) and owner.parent_op() is walk:
+            stack += list(owner.operands)
+    return None
+
+
+def column_stores(walk: loop.ForOp) -> dict[int, list[Operation]] | None:
+    """Per value column ``j``: the ops after the walk that make its store (the ops
+    that use ``acc_j``, up to the store indexed by ``j`` last), or None when a column's
+    value goes anywhere else."""
+    block = walk.parent_block()
+    assert block is not None
+    found: dict[int, list[Operation]] = {}
+    for j, result in enumerate(walk.results[2:]):
+        chain: list[Operation] = []
+        frontier = [result]
+        store = None
+        while frontier:
+            value = frontier.pop()
+            for use in value.uses:
+                op = use.operation
+                if op.parent_block() is not block or op in chain:
+                    return None
+                if isinstance(op, loop.StoreOp):
+                    if store is not None or last_constant(op) != j:
+                        return None
+                    store = op
+                elif len(op.results) == 1:
+                    frontier.append(op.results[0])
+                else:
+                    return None
+                chain.append(op)
+        if store is None:
+            return None
+        found[j] = chain
+    return found
+
+
+def reindexed(access: loop.LoadOp | loop.StoreOp, lane: SSAValue, place: tuple[int, int]):
+    """``access`` with its last index's constant replaced by ``stride * %u + offset``
+    (``place``, ``lane_element``'s)."""
+    old = access.map.data
+    dims = old.num_dims
+    rest, _ = split_last(access)  # type: ignore[misc]
+    base, index = place
+    column = AffineExpr.dimension(dims) * base + index
+    results = (*old.results[:-1], column if rest is None else rest + column)
+    new_map = AffineMap(dims + 1, 0, results)
+    if isinstance(access, loop.LoadOp):
+        new = loop.LoadOp(access.buffer, new_map, [*access.indices, lane])
+        new.result.name_hint = access.result.name_hint
+    else:
+        new = loop.StoreOp(access.value, access.buffer, new_map, [*access.indices, lane])
+    if access.is_guarded:
+        new.guarded = access.guarded
+    return new

@@ -59,20 +59,16 @@ from deplodock.dialects.affine_syntax import (
     value_ranges,
 )
 from deplodock.dialects.combine import ONLINE_MAX
-from deplodock.passes.tile.analysis import is_chunked, score_conditions
+from deplodock.passes.tile.analysis import (
+    KEY_LEFT,
+    KEY_RIGHT,
+    index_form,
+    is_chunked,
+    score_conditions,
+)
 
-# key <= row + adjust, per comparison: (predicate with the key on the left, adjust)
-_KEY_LEFT = {"sle": 0, "ule": 0, "slt": -1, "ult": -1}
-_KEY_RIGHT = {"sge": 0, "uge": 0, "sgt": -1, "ugt": -1}
 # comparisons that hold between equal values
 _REFLEXIVE = {"eq", "sle", "sge", "ule", "uge"}
-
-
-def _index_form(value: SSAValue) -> LinearForm | None:
-    """The linear form of an index value, through an ``index_cast`` to an integer."""
-    if isinstance(value.owner, arith.IndexCastOp):
-        value = value.owner.input
-    return linear_form(value)
 
 
 def _bound(value: SSAValue, coefficient: int, low: bool) -> int | None:
@@ -123,7 +119,7 @@ class _Diagonal:
 
     def value(self, value: SSAValue) -> LinearForm | None:
         """An index (or index-cast integer) value's linear form at this step."""
-        return self.form(_index_form(value))
+        return self.form(index_form(value))
 
     def same(self, a: SSAValue, b: SSAValue) -> bool:
         """Whether ``a`` and ``b`` are equal at this step: the same value, equal linear
@@ -175,13 +171,13 @@ def reach(
         if not isinstance(mask, arith.CmpiOp):
             continue
         name = arith.CMPI_COMPARISON_OPERATIONS[mask.predicate.value.data]
-        if name in _KEY_LEFT:
-            key, row, adjust = mask.lhs, mask.rhs, _KEY_LEFT[name]
-        elif name in _KEY_RIGHT:
-            key, row, adjust = mask.rhs, mask.lhs, _KEY_RIGHT[name]
+        if name in KEY_LEFT:
+            key, row, adjust = mask.lhs, mask.rhs, KEY_LEFT[name]
+        elif name in KEY_RIGHT:
+            key, row, adjust = mask.rhs, mask.lhs, KEY_RIGHT[name]
         else:
             continue
-        key_form, row_form = _index_form(key), _index_form(row)
+        key_form, row_form = index_form(key), index_form(row)
         if key_form is None or row_form is None:
             continue
         walked = {chunks.induction_var: chunk, walk.induction_var: 1}

@@ -44,14 +44,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IndexType, ModuleOp
-from xdsl.ir import Operation, SSAValue
-from xdsl.ir.affine import (
-    AffineBinaryOpExpr,
-    AffineBinaryOpKind,
-    AffineConstantExpr,
-    AffineExpr,
-    AffineMap,
-)
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -66,31 +59,17 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, groups
 from deplodock.passes.loop.unroll_dots import DOT_CHAINS, add_in_chains
+from deplodock.passes.tile.analysis import (
+    WalkDot,
+    column_stores,
+    last_constant,
+    reindexed,
+    same_base,
+    score_dot,
+)
 from deplodock.passes.tile.cooperative_reduce import parallel_extent
 from deplodock.passes.tile.schedule.reduce import walk_column_lanes
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
-
-
-def _split_last(access: Operation) -> tuple[AffineExpr | None, int] | None:
-    """A load's or store's last index as (its non-constant part, its constant): ``j``
-    is ``(None, j)``, ``%a0 * 64 + j`` (the output's heads side by side) is
-    ``(%a0 * 64, j)``; None for anything else."""
-    if not isinstance(access, loop.LoadOp | loop.StoreOp):
-        return None
-    last = access.map.data.results[-1]
-    if isinstance(last, AffineConstantExpr):
-        return None, last.value
-    if isinstance(last, AffineBinaryOpExpr) and last.kind == AffineBinaryOpKind.Add:
-        if isinstance(last.rhs, AffineConstantExpr):
-            return last.lhs, last.rhs.value
-    return last, 0
-
-
-def _last_constant(access: Operation) -> int | None:
-    """The column a load or store reads or writes: its last index's constant."""
-    split = _split_last(access)
-    return None if split is None else split[1]
-
 
 VECTOR = 4  # elements a lane reads together (a float4), its share dealt out in these
 
@@ -104,131 +83,6 @@ def lane_element(lanes: int, share: int, slot: int) -> tuple[int, int]:
     if share % VECTOR:
         return share, slot
     return VECTOR, VECTOR * lanes * (slot // VECTOR) + slot % VECTOR
-
-
-def _reindexed(access: loop.LoadOp | loop.StoreOp, lane: SSAValue, place: tuple[int, int]):
-    """``access`` with its last index's constant replaced by ``stride * %u + offset``
-    (``place``, ``lane_element``'s)."""
-    old = access.map.data
-    dims = old.num_dims
-    rest, _ = _split_last(access)  # type: ignore[misc]
-    base, index = place
-    column = AffineExpr.dimension(dims) * base + index
-    results = (*old.results[:-1], column if rest is None else rest + column)
-    new_map = AffineMap(dims + 1, 0, results)
-    if isinstance(access, loop.LoadOp):
-        new = loop.LoadOp(access.buffer, new_map, [*access.indices, lane])
-        new.result.name_hint = access.result.name_hint
-    else:
-        new = loop.StoreOp(access.value, access.buffer, new_map, [*access.indices, lane])
-    if access.is_guarded:
-        new.guarded = access.guarded
-    return new
-
-
-def _same_base(accesses: list[Operation]) -> bool:
-    """Whether the accesses differ only in their last index's constant (the column)."""
-    bases = []
-    for access in accesses:
-        split = _split_last(access)
-        if split is None:
-            return False
-        bases.append((access.buffer, tuple(access.indices), access.map.data.results[:-1], split[0]))  # type: ignore[attr-defined]
-    return all(b == bases[0] for b in bases)
-
-
-@dataclass
-class _Dot:
-    """The dot product a walk's score is made of: its root value, its products by
-    element, and the adds of its tree."""
-
-    root: SSAValue
-    products: dict[int, arith.MulfOp]
-    adds: list[arith.AddfOp]
-
-
-def _dot(root: SSAValue, walk: loop.ForOp) -> _Dot | None:
-    """The tree of adds under ``root`` whose leaves are products ``q_i * k_i`` (a load
-    from outside the walk, one from inside, both indexed by ``i`` last) and zeros."""
-    products: dict[int, arith.MulfOp] = {}
-    adds: list[arith.AddfOp] = []
-    stack = [root]
-    while stack:
-        value = stack.pop()
-        owner = value.owner
-        if value is not root and not isinstance(owner, arith.ConstantOp):
-            if len(list(value.uses)) != 1:
-                return None  # a partial sum or product used elsewhere: keep the dot whole
-        if isinstance(owner, arith.AddfOp) and owner.parent_op() is walk:
-            adds.append(owner)
-            stack += [owner.lhs, owner.rhs]
-        elif isinstance(owner, arith.MulfOp) and owner.parent_op() is walk:
-            q, k = owner.lhs.owner, owner.rhs.owner
-            if not isinstance(q, loop.LoadOp) or not isinstance(k, loop.LoadOp):
-                return None
-            if q.parent_op() is walk or k.parent_op() is not walk:
-                return None
-            i = _last_constant(q)
-            if i is None or i != _last_constant(k) or i in products:
-                return None
-            products[i] = owner
-        elif isinstance(owner, arith.ConstantOp) and owner.value.value.data == 0.0:
-            continue
-        else:
-            return None
-    return _Dot(root, products, adds) if products else None
-
-
-def _score_dot(walk: loop.ForOp) -> _Dot | None:
-    """The dot product under the walk's score (through the ops between, which use it
-    once): the first add whose tree is a dot."""
-    yielded = walk.body.block.last_op
-    assert isinstance(yielded, loop.YieldOp)
-    stack = [yielded.operands[walk.kinds.index(ONLINE_MAX)]]
-    seen = 0
-    while stack and seen < 16:
-        value = stack.pop()
-        seen += 1
-        owner = value.owner
-        if isinstance(owner, arith.AddfOp):
-            found = _dot(value, walk)
-            if found is not None:
-                return found
-        if isinstance(owner, Operation) and owner.parent_op() is walk:
-            stack += list(owner.operands)
-    return None
-
-
-def _column_stores(walk: loop.ForOp) -> dict[int, list[Operation]] | None:
-    """Per value column ``j``: the ops after the walk that make its store (the ops
-    that use ``acc_j``, up to the store indexed by ``j`` last), or None when a column's
-    value goes anywhere else."""
-    block = walk.parent_block()
-    assert block is not None
-    found: dict[int, list[Operation]] = {}
-    for j, result in enumerate(walk.results[2:]):
-        chain: list[Operation] = []
-        frontier = [result]
-        store = None
-        while frontier:
-            value = frontier.pop()
-            for use in value.uses:
-                op = use.operation
-                if op.parent_block() is not block or op in chain:
-                    return None
-                if isinstance(op, loop.StoreOp):
-                    if store is not None or _last_constant(op) != j:
-                        return None
-                    store = op
-                elif len(op.results) == 1:
-                    frontier.append(op.results[0])
-                else:
-                    return None
-                chain.append(op)
-        if store is None:
-            return None
-        found[j] = chain
-    return found
 
 
 class SplitColumns(RewritePattern):
@@ -250,28 +104,28 @@ class SplitColumns(RewritePattern):
         if len(groups(kinds)) != 1 or kinds[1:] != [ONLINE_SUM] * (len(kinds) - 1):
             return
         columns = len(kinds) - 2
-        dot = _score_dot(walk)
-        stores = _column_stores(walk)
+        dot = score_dot(walk)
+        stores = column_stores(walk)
         yielded = walk.body.block.last_op
         assert isinstance(yielded, loop.YieldOp)
         values = [v.owner for v in yielded.operands[2:]]
         if stores is None or columns < 1 or (dot is None and not _merges_partials(walk)):
             return
         if any(
-            not isinstance(v, loop.LoadOp) or v.parent_op() is not walk or _last_constant(v) != j
+            not isinstance(v, loop.LoadOp) or v.parent_op() is not walk or last_constant(v) != j
             for j, v in enumerate(values)
         ):
             return
-        if not _same_base(values):
+        if not same_base(values):
             return
         dims = len(dot.products) if dot else columns  # a merge: no query row, lanes by columns
         if dot is not None and sorted(dot.products) != list(range(dims)):
             return
         for side in ("lhs", "rhs"):
-            if dot and not _same_base([getattr(p, side).owner for p in dot.products.values()]):
+            if dot and not same_base([getattr(p, side).owner for p in dot.products.values()]):
                 return
         stored = [o for chain in stores.values() for o in chain if isinstance(o, loop.StoreOp)]
-        if not _same_base(stored):
+        if not same_base(stored):
             return
         lanes = self.lanes or walk_column_lanes(parallel_extent(op), dims, columns, self.target)
         if lanes <= 1 or dims % lanes or columns % lanes:
@@ -279,7 +133,7 @@ class SplitColumns(RewritePattern):
         self._split(op, walk, dot, values, stores, lanes, rewriter)
 
     @staticmethod
-    def _split(kernel, walk, dot: _Dot | None, values, stores, lanes: int, rewriter) -> None:
+    def _split(kernel, walk, dot: WalkDot | None, values, stores, lanes: int, rewriter) -> None:
         old_axes = [(e, b) for _, e, b in kernel.axes]
         body = rewriter.move_region_contents_to_new_regions(kernel.body)
         lane = rewriter.insert_block_argument(body.block, 0, IndexType())
@@ -299,7 +153,7 @@ class SplitColumns(RewritePattern):
         rewriter.replace_op(kernel, new_kernel)
 
     @staticmethod
-    def _split_dot(dot: _Dot, lane, lanes: int, rewriter) -> None:
+    def _split_dot(dot: WalkDot, lane, lanes: int, rewriter) -> None:
         """The dot product: lane u's products, in chains, then added across the lanes."""
         dims = len(dot.products)
         per_dim = dims // lanes
@@ -307,7 +161,7 @@ class SplitColumns(RewritePattern):
         for i, product in enumerate(kept):
             for operand in (product.lhs, product.rhs):
                 load = operand.owner
-                rewriter.replace_op(load, _reindexed(load, lane, lane_element(lanes, per_dim, i)))
+                rewriter.replace_op(load, reindexed(load, lane, lane_element(lanes, per_dim, i)))
         partial = _chains(kept, dot.root, rewriter)
         combined = tile.CombineOp("add", partial, lane)
         combined.results[0].name_hint = dot.root.name_hint
@@ -337,14 +191,14 @@ class SplitColumns(RewritePattern):
             rewriter.erase_op(values[j])
         for j in range(per_column):
             place = lane_element(lanes, per_column, j)
-            rewriter.replace_op(values[j], _reindexed(values[j], lane, place))
+            rewriter.replace_op(values[j], reindexed(values[j], lane, place))
         # The stores of the other lanes' columns go, lane u's are reindexed.
         for j in range(columns - 1, per_column - 1, -1):
             for chained in reversed(stores[j]):
                 rewriter.erase_op(chained)
         for j in range(per_column):
             (store,) = [o for o in stores[j] if isinstance(o, loop.StoreOp)]
-            rewriter.replace_op(store, _reindexed(store, lane, lane_element(lanes, per_column, j)))
+            rewriter.replace_op(store, reindexed(store, lane, lane_element(lanes, per_column, j)))
         inner = rewriter.move_region_contents_to_new_regions(walk.body)
         types = [r.type for r in walk.results[:keep]]
         new_walk = loop.ForOp(walk.lower.data, walk.upper.data, inner, walk.kinds[:keep], types)

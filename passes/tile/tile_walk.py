@@ -81,17 +81,19 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, groups
-from deplodock.passes.tile.analysis import score_conditions
-from deplodock.passes.tile.schedule.reduce import TILED_WALK_LANES, tiled_walk_plan
-from deplodock.passes.tile.skip_masked_chunks import _KEY_LEFT, _KEY_RIGHT, _index_form
-from deplodock.passes.tile.split_walk_columns import (
-    _column_stores,
-    _reindexed,
-    _same_base,
-    _score_dot,
-    _split_last,
-    lane_element,
+from deplodock.passes.tile.analysis import (
+    KEY_LEFT,
+    KEY_RIGHT,
+    column_stores,
+    index_form,
+    reindexed,
+    same_base,
+    score_conditions,
+    score_dot,
+    split_last,
 )
+from deplodock.passes.tile.schedule.reduce import TILED_WALK_LANES, tiled_walk_plan
+from deplodock.passes.tile.split_walk_columns import lane_element
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
 ROWS_A_THREAD = 4  # query rows a thread keeps (the register tile's height)
@@ -135,7 +137,7 @@ def match(kernel: tile.KernelOp) -> _Match | None:
         return None
     if len(groups(kinds)) != 1 or kinds[1:] != [ONLINE_SUM] * (len(kinds) - 1):
         return None
-    dot, stores = _score_dot(walk), _column_stores(walk)
+    dot, stores = score_dot(walk), column_stores(walk)
     yielded = walk.body.block.last_op
     assert isinstance(yielded, loop.YieldOp)
     values = [v.owner for v in yielded.operands[2:]]
@@ -152,13 +154,13 @@ def match(kernel: tile.KernelOp) -> _Match | None:
     if any(
         not isinstance(v, loop.LoadOp)
         or v.parent_op() is not walk
-        or _split_last(v) != (_split_last(values[0])[0], j)  # type: ignore[index]
+        or split_last(v) != (split_last(values[0])[0], j)  # type: ignore[index]
         for j, v in enumerate(values)
-    ) or not _same_base(values):
+    ) or not same_base(values):
         return None
     qs = [p.lhs.owner for p in dot.products.values()]
     ks = [p.rhs.owner for p in dot.products.values()]
-    if not (_same_base(qs) and _same_base(ks)):
+    if not (same_base(qs) and same_base(ks)):
         return None
     q, k, v = dot.products[0].lhs.owner, dot.products[0].rhs.owner, values[0]
     row = _axis_dim(q, -2)
@@ -167,7 +169,7 @@ def match(kernel: tile.KernelOp) -> _Match | None:
     if _axis_dim(k, -2) is not walk.induction_var or _axis_dim(v, -2) is not walk.induction_var:
         return None
     stored = [o for chain in stores.values() for o in chain if isinstance(o, loop.StoreOp)]
-    if not _same_base(stored):
+    if not same_base(stored):
         return None
     dot_ops: set[Operation] = {*dot.adds, *(p for p in dot.products.values()), *ks}
     return _Match(walk, row, q, k, v, len(dot.products), len(values), dot_ops, dot.root, stores)
@@ -193,7 +195,7 @@ def _origin(
         new, factor, offset = swap.get(value, (value, 1, 0))
         replacement.append(AffineExpr.dimension(len(operands)) * factor + offset)
         operands.append(new)
-    rest, _ = _split_last(access)  # type: ignore[misc]
+    rest, _ = split_last(access)  # type: ignore[misc]
     last = (
         AffineExpr.constant(0) if rest is None else rest.replace_dims_and_symbols(replacement, [])
     )
@@ -501,7 +503,7 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
             for o in chain:
                 if isinstance(o, loop.StoreOp):
                     store = o.clone(cm)
-                    moved = _reindexed(store, tx, lane_element(lanes, per_col, jj))
+                    moved = reindexed(store, tx, lane_element(lanes, per_col, jj))
                     store.erase()
                     if rows_total % bm:  # the branch keeps rows past the end from storing
                         moved.guarded = UnitAttr()
@@ -539,13 +541,13 @@ def _causal_delta(m: _Match) -> int | None:
         if not isinstance(mask, arith.CmpiOp):
             continue
         name = arith.CMPI_COMPARISON_OPERATIONS[mask.predicate.value.data]
-        if name in _KEY_LEFT:
-            key, row, adjust = mask.lhs, mask.rhs, _KEY_LEFT[name]
-        elif name in _KEY_RIGHT:
-            key, row, adjust = mask.rhs, mask.lhs, _KEY_RIGHT[name]
+        if name in KEY_LEFT:
+            key, row, adjust = mask.lhs, mask.rhs, KEY_LEFT[name]
+        elif name in KEY_RIGHT:
+            key, row, adjust = mask.rhs, mask.lhs, KEY_RIGHT[name]
         else:
             continue
-        key_form, row_form = _index_form(key), _index_form(row)
+        key_form, row_form = index_form(key), index_form(row)
         if key_form is None or row_form is None:
             continue
         if key_form[0] != {m.walk.induction_var: 1} or row_form[0] != {m.row: 1}:
