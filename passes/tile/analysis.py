@@ -362,6 +362,28 @@ KEY_LEFT = {"sle": 0, "ule": 0, "slt": -1, "ult": -1}
 KEY_RIGHT = {"sge": 0, "uge": 0, "sgt": -1, "ugt": -1}
 
 
+def causal_bounds(score: SSAValue) -> list[tuple[SSAValue, LinearForm, LinearForm, int]]:
+    """Each condition of ``score``'s ``select(.., -inf)`` nest that compares two index
+    forms as ``key <= row + adjust`` (either way round, strict or not): ``(the condition,
+    the key's linear form, the row's, adjust)``, each side through an ``index_cast``."""
+    found = []
+    for flag in score_conditions(score):
+        mask = flag.owner
+        if not isinstance(mask, arith.CmpiOp):
+            continue
+        name = arith.CMPI_COMPARISON_OPERATIONS[mask.predicate.value.data]
+        if name in KEY_LEFT:
+            key, row, adjust = mask.lhs, mask.rhs, KEY_LEFT[name]
+        elif name in KEY_RIGHT:
+            key, row, adjust = mask.rhs, mask.lhs, KEY_RIGHT[name]
+        else:
+            continue
+        key_form, row_form = index_form(key), index_form(row)
+        if key_form is not None and row_form is not None:
+            found.append((flag, key_form, row_form, adjust))
+    return found
+
+
 def index_form(value: SSAValue) -> LinearForm | None:
     """The linear form of an index value, through an ``index_cast`` to an integer."""
     if isinstance(value.owner, arith.IndexCastOp):

@@ -60,8 +60,7 @@ from deplodock.dialects.affine_syntax import (
 )
 from deplodock.dialects.combine import ONLINE_MAX
 from deplodock.passes.tile.analysis import (
-    KEY_LEFT,
-    KEY_RIGHT,
+    causal_bounds,
     index_form,
     is_chunked,
     score_conditions,
@@ -166,20 +165,7 @@ def reach(
     position = walk.kinds.index(ONLINE_MAX)
     blocks = [a for a, _, b in kernel.axes if b == "block"]
     conditions = score_conditions(yielded.operands[position])
-    for flag in conditions:
-        mask = flag.owner
-        if not isinstance(mask, arith.CmpiOp):
-            continue
-        name = arith.CMPI_COMPARISON_OPERATIONS[mask.predicate.value.data]
-        if name in KEY_LEFT:
-            key, row, adjust = mask.lhs, mask.rhs, KEY_LEFT[name]
-        elif name in KEY_RIGHT:
-            key, row, adjust = mask.rhs, mask.lhs, KEY_RIGHT[name]
-        else:
-            continue
-        key_form, row_form = index_form(key), index_form(row)
-        if key_form is None or row_form is None:
-            continue
+    for flag, key_form, row_form, adjust in causal_bounds(yielded.operands[position]):
         walked = {chunks.induction_var: chunk, walk.induction_var: 1}
         if key_form[0] != walked:
             continue  # the key is not this walk's: k_o * chunk + k_i (+ constant)

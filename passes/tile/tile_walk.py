@@ -82,13 +82,10 @@ from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, groups
 from deplodock.passes.tile.analysis import (
-    KEY_LEFT,
-    KEY_RIGHT,
+    causal_bounds,
     column_stores,
-    index_form,
     reindexed,
     same_base,
-    score_conditions,
     score_dot,
     split_last,
 )
@@ -536,20 +533,7 @@ def _causal_delta(m: _Match) -> int | None:
     with no such key at all (whose softmax is undefined: NaN in PyTorch) could differ."""
     yielded = m.walk.body.block.last_op
     assert isinstance(yielded, loop.YieldOp)
-    for flag in score_conditions(yielded.operands[0]):
-        mask = flag.owner
-        if not isinstance(mask, arith.CmpiOp):
-            continue
-        name = arith.CMPI_COMPARISON_OPERATIONS[mask.predicate.value.data]
-        if name in KEY_LEFT:
-            key, row, adjust = mask.lhs, mask.rhs, KEY_LEFT[name]
-        elif name in KEY_RIGHT:
-            key, row, adjust = mask.rhs, mask.lhs, KEY_RIGHT[name]
-        else:
-            continue
-        key_form, row_form = index_form(key), index_form(row)
-        if key_form is None or row_form is None:
-            continue
+    for _, key_form, row_form, adjust in causal_bounds(yielded.operands[0]):
         if key_form[0] != {m.walk.induction_var: 1} or row_form[0] != {m.row: 1}:
             continue
         delta = row_form[1] + adjust - key_form[1]
