@@ -165,6 +165,13 @@ def match(kernel: tile.KernelOp) -> _Match | None:
         return None
     if _axis_dim(k, -2) is not walk.induction_var or _axis_dim(v, -2) is not walk.induction_var:
         return None
+    # the slabs' origins must be block-uniform: the query rows' other indices the other
+    # axes, the keys' and values' the other axes and the walk's variable (in its place)
+    others = {a for a, _, _ in kernel.axes if a is not row}
+    if not all(i in others or i is row for i in q.indices):
+        return None
+    if not all(i in others or i is walk.induction_var for a in (k, v) for i in a.indices):
+        return None
     stored = [o for chain in stores.values() for o in chain if isinstance(o, loop.StoreOp)]
     if not same_base(stored):
         return None
