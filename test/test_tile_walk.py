@@ -1,7 +1,7 @@
 """``tile-walk``: the register-tiled attention walk, checked for meaning at every pass.
 
 Each program is captured from PyTorch at a small, ragged shape (sequence lengths below
-the block, primes and one more than the block; head dims 16 and 32; causal and not;
+the block, primes and one more than the block; head dims 16, 32 and 40; causal and not;
 grouped-query heads; a boolean and an additive mask with a scale; a hand-written
 ``softmax(q k^T) v``), lowered to
 the loop level, then taken through every tile pass and materialize with ``tile-walk``
@@ -54,6 +54,11 @@ PROGRAMS = {
         f"{SDPA}(torch.randn(2,1,33,16), torch.randn(2,1,33,16), torch.randn(2,1,33,16), "
         "is_causal=True)",
         {"rows": 32, "chunk": 16},
+    ),
+    "head_dim_40": (  # a lane's 5 columns: no float4 runs, one contiguous share
+        f"{SDPA}(torch.randn(1,2,37,40), torch.randn(1,2,37,40), torch.randn(1,2,37,40), "
+        "is_causal=True)",
+        {"rows": 16, "chunk": 16},
     ),
     "bool_mask_batch": (
         f"{SDPA}(torch.randn(2,2,33,16), torch.randn(2,2,41,16), torch.randn(2,2,41,16), "
