@@ -3,15 +3,14 @@
 Each program is captured from PyTorch at a small, ragged shape (sequence lengths below
 the block, primes and one more than the block; head dims 16, 32 and 40; causal and not;
 grouped-query heads; a boolean and an additive mask with a scale; a hand-written
-``softmax(q k^T) v``), lowered to
-the loop level, then taken through every tile pass and materialize with ``tile-walk``
-forced to small blocks (``rows=16`` or ``32``, ``chunk=16``: several chunks, a short last
-one, causal chunks skipped). The two passes that change the walk's kernel (tile-walk and
-materialize; the others leave it alone, which is checked) give the loop level's result
-within 1e-5 in the interpreters (the kernel level's with its race checker). The scores
-never reach global memory: the walk's kernel stores only its output. The planner's
-choices are checked at the edges of its rule, and a mutation (the causal reach one chunk
-short) is caught.
+``softmax(q k^T) v``), lowered to the loop level, then taken through every tile pass and
+materialize with ``tile-walk`` forced to small blocks (``rows=16`` or ``32``,
+``chunk=16``: several chunks, a short last one, causal chunks skipped). The two passes
+that change the walk's kernel (tile-walk and materialize; the others leave it alone,
+which is checked) give the loop level's result within 1e-5 in the interpreters (the
+kernel level's with its race checker). The scores never reach global memory: the walk's
+kernel stores only its output. The planner's choices are checked at the edges of its
+rule, and a mutation (the causal reach one chunk short) is caught.
 """
 
 from __future__ import annotations
