@@ -2,8 +2,9 @@
 
 Each program is captured from PyTorch at a small, ragged shape (sequence lengths below
 the block, primes and one more than the block; head dims 16, 32 and 40; causal and not;
-grouped-query heads; a boolean and an additive mask with a scale; a hand-written
-``softmax(q k^T) v``), lowered to the loop level, then taken through every tile pass and
+grouped-query heads; a boolean mask, a key-padding mask and an additive one with a
+scale; a hand-written ``softmax(q k^T) v``), lowered to the loop level, then taken
+through every tile pass and
 materialize with ``tile-walk`` forced to small blocks (``rows=16`` or ``32``,
 ``chunk=16``: several chunks, a short last one, causal chunks skipped). The two passes
 that change the walk's kernel (tile-walk and materialize; the others leave it alone,
@@ -62,6 +63,11 @@ PROGRAMS = {
     "bool_mask_batch": (
         f"{SDPA}(torch.randn(2,2,33,16), torch.randn(2,2,41,16), torch.randn(2,2,41,16), "
         "attn_mask=torch.randn(33,41) > 0)",
+        {"rows": 16, "chunk": 16},
+    ),
+    "key_padding_mask": (  # a mask read per key: rows of a block share its loads
+        f"{SDPA}(torch.randn(1,2,37,16), torch.randn(1,2,41,16), torch.randn(1,2,41,16), "
+        "attn_mask=torch.randn(1,1,1,41) > -1)",
         {"rows": 16, "chunk": 16},
     ),
     "additive_mask_scale": (
@@ -199,3 +205,24 @@ def test_wide_heads_and_short_sequences_keep_the_lane_split_walk() -> None:
         walks = [k for k in module.walk() if isinstance(k, tile.KernelOp)]
         assert walks and not any(WALK_MARK in k.attributes for k in walks)
         assert not any(isinstance(o, tile.ShareOp) for k in walks for o in k.walk())
+
+
+@pytest.mark.parametrize(
+    ("pass_name", "options"),
+    [
+        ("chunk-walk", {"chunk": 4}),
+        ("skip-masked-chunks", {}),
+        ("stage-inputs", {}),
+        ("batch-walk-steps", {"batch": 2}),
+        ("jam-walk-rows", {"rows": 2}),
+    ],
+)
+def test_the_other_walk_passes_keep_off_a_tiled_walk(pass_name: str, options: dict) -> None:
+    """Forced, each would rewrite some loop of the tiled walk (chunk-walk wrapped its chunk
+    loop in TinyLlama's layer at S=512, leaving its copies synchronous and its causal
+    chunks unskipped); the kernel's mark keeps them off."""
+    ctx = make_context()
+    text = _stages("key_padding_mask")["tile-walk"]
+    module = Parser(ctx, text).parse_module()
+    get_pass(pass_name)(**options).apply(ctx, module)
+    assert str(module) == str(_parse(text))

@@ -362,6 +362,16 @@ KEY_LEFT = {"sle": 0, "ule": 0, "slt": -1, "ult": -1}
 KEY_RIGHT = {"sge": 0, "uge": 0, "sgt": -1, "ugt": -1}
 
 
+WALK_MARK = "tiled_walk"
+"""The attribute ``tile-walk`` leaves on a kernel it scheduled whole: the other walk passes
+(and the stages') keep off it."""
+
+
+def scheduled_walk(kernel: tile.KernelOp) -> bool:
+    """Whether ``tile-walk`` scheduled ``kernel`` (``WALK_MARK``)."""
+    return WALK_MARK in kernel.attributes
+
+
 def causal_bounds(score: SSAValue) -> list[tuple[SSAValue, LinearForm, LinearForm, int]]:
     """Each condition of ``score``'s ``select(.., -inf)`` nest that compares two index
     forms as ``key <= row + adjust`` (either way round, strict or not): ``(the condition,

@@ -68,6 +68,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op, value_ranges
 from deplodock.dialects.combine import ONLINE_MAX, combine_op, groups
+from deplodock.passes.tile.analysis import scheduled_walk
 from deplodock.passes.tile.schedule.reduce import WEIGHED_ACCUMULATORS, walk_batch
 
 
@@ -135,6 +136,8 @@ class BatchWalk(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        if scheduled_walk(op):
+            return
         for walk in [o for o in op.walk() if o is not op]:
             trips = batchable(walk)
             if trips is None:

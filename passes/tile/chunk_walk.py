@@ -54,7 +54,7 @@ from deplodock.dialects import loop, tile
 from deplodock.dialects.access import element_bytes
 from deplodock.dialects.affine_syntax import expr_linear_form, linear_form
 from deplodock.dialects.combine import ONLINE_MAX
-from deplodock.passes.tile.analysis import axes_used, chunk_loop, is_chunked
+from deplodock.passes.tile.analysis import axes_used, chunk_loop, is_chunked, scheduled_walk
 from deplodock.passes.tile.chunk_reduce import mask_past_end
 from deplodock.passes.tile.schedule.reduce import walk_chunk
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
@@ -63,7 +63,9 @@ from deplodock.target import DEFAULT_ARCH, Target, pass_target
 def walks(kernel: tile.KernelOp) -> list[tile.StridedForOp | loop.ForOp]:
     """The kernel's top-level reduce loops that hold an online group: strided (the
     row's threads split its keys) or whole (``split-walk-columns``' lanes walk them all),
-    and not chunked yet."""
+    and not chunked yet; none in a walk ``tile-walk`` scheduled."""
+    if scheduled_walk(kernel):
+        return []
     return [
         op
         for op in kernel.body.block.ops

@@ -50,7 +50,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
-from deplodock.passes.tile.analysis import walk_head, weighted_walk
+from deplodock.passes.tile.analysis import scheduled_walk, walk_head, weighted_walk
 from deplodock.passes.tile.schedule.reduce import walk_rows
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
@@ -148,7 +148,7 @@ def _widen(walk, rows: int, maps: list[dict[SSAValue, SSAValue]]) -> None:
 def jam_rows(op: tile.KernelOp, rows: int) -> bool:
     """Give each thread of ``op``'s walk ``rows`` query rows (the module); False where the
     kernel is not one the pass takes."""
-    if rows <= 1 or not weighted_walk(op):
+    if rows <= 1 or not weighted_walk(op) or scheduled_walk(op):
         return False
     axis = row_axis(op, rows)
     if axis is None:

@@ -63,6 +63,7 @@ from deplodock.passes.tile.analysis import (
     causal_bounds,
     index_form,
     is_chunked,
+    scheduled_walk,
     score_conditions,
 )
 
@@ -222,6 +223,8 @@ def _diagonal_live(
 class BoundCausalWalks(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        if scheduled_walk(op):
+            return  # tile-walk bounds its own chunks
         for chunks in [o for o in op.body.block.ops if isinstance(o, loop.ForOp)]:
             if chunks.limit is not None or not chunks.is_reduce or not is_chunked(chunks):
                 continue

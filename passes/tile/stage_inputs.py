@@ -62,6 +62,7 @@ from xdsl.rewriter import InsertPoint
 from deplodock.dialects import loop, tile
 from deplodock.dialects.access import element_bytes
 from deplodock.dialects.affine_syntax import expr_range, value_ranges
+from deplodock.passes.tile.analysis import scheduled_walk
 from deplodock.passes.tile.stage_k_chunks import StageKChunks
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
@@ -278,6 +279,8 @@ class StageReusedInputs(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        if scheduled_walk(op):
+            return  # tile-walk staged what its blocks share
         block = op.body.block
         used = sum(s.size_bytes() for s in block.ops if isinstance(s, tile.StageOp))
         for buffer in op.input_buffers:

@@ -62,7 +62,7 @@ from deplodock.dialects.affine_syntax import (
     linear_form,
     value_ranges,
 )
-from deplodock.passes.tile.analysis import is_chunked, top_level_reduces
+from deplodock.passes.tile.analysis import is_chunked, scheduled_walk, top_level_reduces
 
 
 def chunk_stage_pays(
@@ -205,6 +205,8 @@ class StageKChunks(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
+        if scheduled_walk(op):
+            return
         used = sum(s.size_bytes() for s in op.walk() if isinstance(s, tile.StageOp))
         blocks = [a for a, _, b in op.axes if b == "block"]
         threads = [a for a, _, b in op.axes if b == "thread"]

@@ -82,6 +82,7 @@ from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, groups
 from deplodock.passes.tile.analysis import (
+    WALK_MARK,
     causal_bounds,
     column_stores,
     reindexed,
@@ -96,7 +97,6 @@ from deplodock.target import DEFAULT_ARCH, Target, pass_target
 ROWS_A_THREAD = 4  # query rows a thread keeps (the register tile's height)
 PAD = 4  # elements added to each staged row: float4 rows, a column's elements in other banks
 MAX_HELD = 96  # accumulators a thread may keep (scores and outputs): head dim 128 at most
-WALK_MARK = "tiled_walk"  # the kernel attribute that tells the other walk passes to keep off
 
 
 @dataclass
