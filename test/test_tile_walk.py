@@ -226,3 +226,21 @@ def test_the_other_walk_passes_keep_off_a_tiled_walk(pass_name: str, options: di
     module = Parser(ctx, text).parse_module()
     get_pass(pass_name)(**options).apply(ctx, module)
     assert str(module) == str(_parse(text))
+
+
+def test_unroll_marks_the_two_inner_loops() -> None:
+    """``tile-walk{unroll=4}``: the score loop and the P V loop ask for ``#pragma unroll 4``
+    (the kernel interpreter's result unchanged); the default asks nothing."""
+    ctx = make_context()
+    module = Parser(ctx, _loop_level("full_prime")).parse_module()
+    for name in ("tileify", "tile-walk", "materialize"):
+        options = {"rows": 32, "chunk": 16, "unroll": 4} if name == "tile-walk" else {}
+        get_pass(name)(**options).apply(ctx, module)
+    unrolled = [o for o in module.walk() if getattr(o, "unroll", None) is not None]
+    assert len(unrolled) == 2 and all(o.unroll.data == 4 for o in unrolled)
+    inputs = _inputs(_loop_level("full_prime"))
+    (want,) = run_forward(_parse(_loop_level("full_prime")), inputs)
+    (got,) = run_forward(module, inputs)
+    assert relative_error(got, want) <= 1e-5
+    default = _parse(_stages("full_prime")["materialize"])
+    assert not [o for o in default.walk() if getattr(o, "unroll", None) is not None]

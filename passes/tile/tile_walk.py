@@ -212,12 +212,14 @@ class _Plan:
     rows: int  # BM: query rows a block keeps
     chunk: int  # BN: keys a chunk
     lanes: int  # L: lanes a row group
+    unroll: int = 0  # the score and P V loops' #pragma unroll (0: NVCC decides)
 
 
 class TileWalkPattern(RewritePattern):
-    def __init__(self, plan: _Plan | None, target: Target):
+    def __init__(self, plan: _Plan | None, target: Target, unroll: int = 0):
         self.plan = plan  # None: tiled_walk_plan decides per kernel
         self.target = target
+        self.unroll = unroll
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
@@ -231,7 +233,7 @@ class TileWalkPattern(RewritePattern):
             chosen = tiled_walk_plan(rows_total, beside, found.dims, found.columns, self.target)
             if chosen is None:
                 return
-            plan = _Plan(chosen[0], chosen[1], TILED_WALK_LANES)
+            plan = _Plan(chosen[0], chosen[1], TILED_WALK_LANES, self.unroll)
         if plan.rows % ROWS_A_THREAD or plan.chunk % plan.lanes or plan.lanes & (plan.lanes - 1):
             raise DiagnosticException(
                 f"tile-walk: rows={plan.rows} must be a multiple of {ROWS_A_THREAD}, chunk="
@@ -381,6 +383,8 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
             products.append(cadd(arith.MulfOp(q_vals[r], k_vals[c]), dbody).results[0])
     dbody.add_op(loop.YieldOp(*products))
     dloop = loop.ForOp(0, m.dims, Region(dbody), ["add"] * len(products), [f32] * len(products))
+    if plan.unroll:
+        dloop.unroll = IntAttr(plan.unroll)
     cadd(dloop)
     dots = [[dloop.results[r * per_key + c] for c in range(per_key)] for r in range(ROWS_A_THREAD)]
 
@@ -469,6 +473,8 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
     ]
     pbody.add_op(loop.YieldOp(*pv))
     ploop = loop.ForOp(0, bn, Region(pbody), ["add"] * len(pv), [f32] * len(pv))
+    if plan.unroll:
+        ploop.unroll = IntAttr(plan.unroll)
     cadd(ploop)
     yields: list[SSAValue] = []
     for r in range(ROWS_A_THREAD):
@@ -588,16 +594,22 @@ class TileWalk(ModulePass):
     """Keys a chunk, a multiple of ``lanes`` (where ``rows`` is given)."""
     lanes: int = TILED_WALK_LANES
     """Lanes a row group: its chunk's keys for the scores, its head dim for P V."""
+    unroll: int = 0
+    """``#pragma unroll`` of the score loop (over the head dim) and the P V loop (over a
+    chunk's keys); 0 leaves it to NVCC. The hand-written kernel unrolls them 16 and 4 deep
+    (``docs/bench/h200-2026-12-07-s38/fa``); not timed here yet, so not planned."""
     arch: str = DEFAULT_ARCH
     """The target whose SMs and shared memory the planner fills."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.rows < 0:
-            raise DiagnosticException(f"tile-walk: rows={self.rows} must not be negative")
+        if self.rows < 0 or self.unroll < 0:
+            raise DiagnosticException(
+                f"tile-walk: rows={self.rows} and unroll={self.unroll} must not be negative"
+            )
         if self.rows == 1:
             return
-        plan = _Plan(self.rows, self.chunk, self.lanes) if self.rows else None
-        pattern = TileWalkPattern(plan, pass_target(self.name, self.arch))
+        plan = _Plan(self.rows, self.chunk, self.lanes, self.unroll) if self.rows else None
+        pattern = TileWalkPattern(plan, pass_target(self.name, self.arch), self.unroll)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([pattern], dce_enabled=False),
             apply_recursively=False,
