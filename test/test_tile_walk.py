@@ -244,3 +244,28 @@ def test_unroll_marks_the_two_inner_loops() -> None:
     assert relative_error(got, want) <= 1e-5
     default = _parse(_stages("full_prime")["materialize"])
     assert not [o for o in default.walk() if getattr(o, "unroll", None) is not None]
+
+
+def test_notes_say_what_the_pass_did_and_why_not() -> None:
+    """``deplodock -v``'s notes for the pass: the plan of a walk it scheduled, and why it
+    left one to the lane-split walk."""
+    from deplodock.passes.tile.tile_walk import TileWalk, notes
+
+    ctx = make_context()
+    forced = Parser(ctx, _loop_level("causal_gqa_ragged")).parse_module()
+    get_pass("tileify")().apply(ctx, forced)
+    options = TileWalk(rows=16, chunk=16)
+    options.apply(ctx, forced)
+    (note,) = notes(forced, options)
+    assert note == (
+        "@k_scaled_dot_product_attention: register-tiled walk, 16 rows a block (4 a thread), "
+        "chunks of 16 keys, 8 lanes a row, causal: chunks up to the block's last row + 0"
+    )
+    planned = Parser(ctx, _loop_level("causal_gqa_ragged")).parse_module()
+    get_pass("tileify")().apply(ctx, planned)
+    TileWalk().apply(ctx, planned)
+    (note,) = notes(planned, TileWalk())
+    assert note == (
+        "@k_scaled_dot_product_attention: left to the lane-split walk: 4 x 37 query rows make "
+        "fewer blocks than the 132 SMs at 32 rows a block"
+    )

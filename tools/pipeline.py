@@ -435,7 +435,8 @@ def _notes(pass_: ModulePass, module: ModuleOp) -> tuple[str, ...]:
     """Decisions a pass left on the IR that a user asked to see with -v: the fusions
     ``fuse`` refused, the long rows ``online-softmax`` left two loops, the inputs
     ``stage-inputs`` left in global memory, the K loops ``fill-k-loop{buffers=3}`` left
-    with fewer copies (and why)."""
+    with fewer copies (and why), the attention walks ``tile-walk`` scheduled (their plan)
+    or left to the lane-split walk (why)."""
     if pass_.name == "fuse":
         from deplodock.passes.loop.fuse import refusals
 
@@ -452,6 +453,10 @@ def _notes(pass_: ModulePass, module: ModuleOp) -> tuple[str, ...]:
         from deplodock.passes.tile.fill_k_loop import short
 
         return tuple(short(module, pass_))
+    if pass_.name == "tile-walk":
+        from deplodock.passes.tile.tile_walk import notes
+
+        return tuple(notes(module, pass_))
     return ()
 
 

@@ -64,6 +64,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     MemRefType,
     ModuleOp,
+    StringAttr,
     UnitAttr,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -90,7 +91,11 @@ from deplodock.passes.tile.analysis import (
     score_dot,
     split_last,
 )
-from deplodock.passes.tile.schedule.reduce import TILED_WALK_LANES, tiled_walk_plan
+from deplodock.passes.tile.schedule.reduce import (
+    TILED_WALK_LANES,
+    TILED_WALK_ROWS,
+    tiled_walk_plan,
+)
 from deplodock.passes.tile.split_walk_columns import lane_element
 from deplodock.target import DEFAULT_ARCH, Target, pass_target
 
@@ -226,23 +231,62 @@ class TileWalkPattern(RewritePattern):
         found = match(op)
         if found is None:
             return
-        rows_total = op.axis_of(found.row)[0]  # type: ignore[index]
-        plan = self.plan
-        if plan is None:
-            beside = math.prod(e for a, e, _ in op.axes if a is not found.row)
-            chosen = tiled_walk_plan(rows_total, beside, found.dims, found.columns, self.target)
-            if chosen is None:
-                return
-            plan = _Plan(chosen[0], chosen[1], TILED_WALK_LANES, self.unroll)
-        if plan.rows % ROWS_A_THREAD or plan.chunk % plan.lanes or plan.lanes & (plan.lanes - 1):
-            raise DiagnosticException(
-                f"tile-walk: rows={plan.rows} must be a multiple of {ROWS_A_THREAD}, chunk="
-                f"{plan.chunk} of lanes={plan.lanes}, and lanes a power of two"
+        plan = decide(op, found, self.plan, self.target, self.unroll)
+        if isinstance(plan, _Plan):
+            rewriter.replace_op(op, _build(op, found, plan))
+
+
+def decide(
+    kernel: tile.KernelOp, found: _Match, plan: _Plan | None, target: Target, unroll: int = 0
+) -> _Plan | str:
+    """The plan for ``kernel``'s walk (``plan``, or ``tiled_walk_plan``'s when None), or
+    why the walk is left to the lane-split walk passes."""
+    rows_total = kernel.axis_of(found.row)[0]  # type: ignore[index]
+    beside = math.prod(e for a, e, _ in kernel.axes if a is not found.row)
+    if plan is None:
+        chosen = tiled_walk_plan(rows_total, beside, found.dims, found.columns, target)
+        if chosen is None:
+            return (
+                f"{beside} x {rows_total} query rows make fewer blocks than the "
+                f"{target.sm_count} SMs at {min(TILED_WALK_ROWS)} rows a block"
             )
-        held = ROWS_A_THREAD * (found.columns // plan.lanes + plan.chunk // plan.lanes)
-        if found.columns % plan.lanes or held > MAX_HELD:
-            return  # a head dim the lanes do not divide, or whose tile would spill
-        rewriter.replace_op(op, _build(op, found, plan))
+        plan = _Plan(chosen[0], chosen[1], TILED_WALK_LANES, unroll)
+    if plan.rows % ROWS_A_THREAD or plan.chunk % plan.lanes or plan.lanes & (plan.lanes - 1):
+        raise DiagnosticException(
+            f"tile-walk: rows={plan.rows} must be a multiple of {ROWS_A_THREAD}, chunk="
+            f"{plan.chunk} of lanes={plan.lanes}, and lanes a power of two"
+        )
+    if found.columns % plan.lanes:
+        return f"its {found.columns} value columns do not divide among {plan.lanes} lanes"
+    held = ROWS_A_THREAD * (found.columns // plan.lanes + plan.chunk // plan.lanes)
+    if held > MAX_HELD:
+        return (
+            f"a thread would keep {held} accumulators (head dim {found.columns}; at most "
+            f"{MAX_HELD})"
+        )
+    return plan
+
+
+def notes(module: ModuleOp, pass_: TileWalk) -> list[str]:
+    """After the pass (``deplodock -v`` prints them as its notes): each walk it scheduled,
+    with its plan, and each it recognised and left to the lane-split walk, with why."""
+    if pass_.rows == 1:
+        return []
+    target = pass_target(pass_.name, pass_.arch)
+    forced = _Plan(pass_.rows, pass_.chunk, pass_.lanes, pass_.unroll) if pass_.rows else None
+    found_notes = []
+    for kernel in [k for k in module.walk() if isinstance(k, tile.KernelOp)]:
+        name = f"@{kernel.sym_name.data}"
+        plan = kernel.attributes.get(WALK_MARK)
+        if isinstance(plan, StringAttr):
+            found_notes.append(f"{name}: register-tiled walk, {plan.data}")
+            continue
+        found = match(kernel)
+        if found is not None:
+            why = decide(kernel, found, forced, target, pass_.unroll)
+            if isinstance(why, str):
+                found_notes.append(f"{name}: left to the lane-split walk: {why}")
+    return found_notes
 
 
 def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
@@ -533,7 +577,10 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
         Region(body),
     )
     new.attributes.update(kernel.attributes)
-    new.attributes[WALK_MARK] = UnitAttr()
+    causal = f", causal: chunks up to the block's last row + {delta}" if delta is not None else ""
+    new.attributes[WALK_MARK] = StringAttr(
+        f"{bm} rows a block (4 a thread), chunks of {bn} keys, {lanes} lanes a row{causal}"
+    )
     return new
 
 
