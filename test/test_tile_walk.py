@@ -269,3 +269,20 @@ def test_notes_say_what_the_pass_did_and_why_not() -> None:
         "@k_scaled_dot_product_attention: left to the lane-split walk: 4 x 37 query rows make "
         "fewer blocks than the 132 SMs at 32 rows a block"
     )
+
+
+def test_before_sm_80_the_chunks_are_copied_in_place() -> None:
+    """No cp.async before sm_80: the key and value chunks are single copies refilled each
+    chunk (a barrier before the fill), and the result is the same."""
+    ctx = make_context()
+    module = Parser(ctx, _loop_level("causal_gqa_ragged")).parse_module()
+    get_pass("tileify")().apply(ctx, module)
+    get_pass("tile-walk")(rows=16, chunk=16, arch="sm_75").apply(ctx, module)
+    stages = [o for o in module.walk() if isinstance(o, tile.StageOp)]
+    assert len(stages) == 3 and not any(s.is_async or s.buffer_count > 1 for s in stages)
+    get_pass("materialize")().apply(ctx, module)
+    assert not any(isinstance(o, kernel.CpAsyncOp) for o in module.walk())
+    inputs = _inputs(_loop_level("causal_gqa_ragged"))
+    (want,) = run_forward(_parse(_loop_level("causal_gqa_ragged")), inputs)
+    (got,) = run_forward(module, inputs)
+    assert relative_error(got, want) <= 1e-5

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FloatAttr, IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import (
@@ -360,6 +361,17 @@ def causal_walk(kernel: tile.KernelOp) -> bool:
 # a causal mask's key <= row + adjust, per comparison: (predicate with the key on the left, adjust)
 KEY_LEFT = {"sle": 0, "ule": 0, "slt": -1, "ult": -1}
 KEY_RIGHT = {"sge": 0, "uge": 0, "sgt": -1, "ugt": -1}
+
+
+def batch_weight(score: SSAValue, top: SSAValue, one: SSAValue) -> list[Operation]:
+    """The ops weighing a batch's ``score`` against the batch's maximum ``top``:
+    ``score == top ? 1 : exp(score - top)`` (a batch of -inf scores weighs each key 1, as
+    the online rule's one-key step does); the weight is the last op's result. A batch of
+    ``batch-walk-steps`` and a chunk of ``tile-walk`` are partials of the online group."""
+    same = arith.CmpfOp(score, top, "oeq")
+    diff = arith.SubfOp(score, top)
+    exp = mathd.ExpOp(diff.result)
+    return [same, diff, exp, arith.SelectOp(same.result, one, exp.result)]
 
 
 WALK_MARK = "tiled_walk"

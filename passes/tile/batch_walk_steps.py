@@ -50,7 +50,6 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
@@ -68,7 +67,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from deplodock.dialects import loop, tile
 from deplodock.dialects.affine_syntax import apply_op, value_ranges
 from deplodock.dialects.combine import ONLINE_MAX, combine_op, groups
-from deplodock.passes.tile.analysis import scheduled_walk
+from deplodock.passes.tile.analysis import batch_weight, scheduled_walk
 from deplodock.passes.tile.schedule.reduce import WEIGHED_ACCUMULATORS, walk_batch
 
 
@@ -210,13 +209,10 @@ def _batched(walk: loop.ForOp | tile.StridedForOp, trips: int, batch: int) -> lo
         body.add_op(one)
         weights[group[0]] = []
         for i, x in enumerate(xs):
-            same = arith.CmpfOp(x, top, "oeq")
-            diff = arith.SubfOp(x, top)
-            exp = mathd.ExpOp(diff.result)
-            weight = arith.SelectOp(same.result, one.result, exp.result)
-            weight.result.name_hint = f"weight_{i}"
-            body.add_ops([same, diff, exp, weight])
-            weights[group[0]].append(weight.result)
+            weighing = batch_weight(x, top, one.result)
+            weighing[-1].results[0].name_hint = f"weight_{i}"
+            body.add_ops(weighing)
+            weights[group[0]].append(weighing[-1].results[0])
         out[group[0]] = top
     head_of = {k: g[0] for g in heads for k in g[1:]}
     for i in range(batch):  # then each key's values, weighed into the batch's sums

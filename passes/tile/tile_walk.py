@@ -57,7 +57,6 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
@@ -84,6 +83,7 @@ from deplodock.dialects.affine_syntax import apply_op
 from deplodock.dialects.combine import ONLINE_MAX, ONLINE_SUM, groups
 from deplodock.passes.tile.analysis import (
     WALK_MARK,
+    batch_weight,
     causal_bounds,
     column_stores,
     reindexed,
@@ -92,6 +92,8 @@ from deplodock.passes.tile.analysis import (
     split_last,
 )
 from deplodock.passes.tile.schedule.reduce import (
+    TILED_WALK_BLOCKS_AN_SM,
+    TILED_WALK_CHUNKS,
     TILED_WALK_LANES,
     TILED_WALK_ROWS,
     tiled_walk_plan,
@@ -185,8 +187,8 @@ def match(kernel: tile.KernelOp) -> _Match | None:
 
 
 def _depends(op: Operation, values: set[SSAValue]) -> bool:
-    """Whether ``op`` (or an op nested in it) reads one of ``values``, directly or through
-    an op of its block that does (the caller passes the growing set)."""
+    """Whether ``op`` (or an op nested in it) reads one of ``values`` (the caller grows
+    the set with each dependent op's results, so dependence follows the block's order)."""
     return any(o in values for inner in op.walk() for o in inner.operands)
 
 
@@ -233,7 +235,7 @@ class TileWalkPattern(RewritePattern):
             return
         plan = decide(op, found, self.plan, self.target, self.unroll)
         if isinstance(plan, _Plan):
-            rewriter.replace_op(op, _build(op, found, plan))
+            rewriter.replace_op(op, _build(op, found, plan, self.target))
 
 
 def decide(
@@ -246,9 +248,16 @@ def decide(
     if plan is None:
         chosen = tiled_walk_plan(rows_total, beside, found.dims, found.columns, target)
         if chosen is None:
+            fewest = min(TILED_WALK_ROWS)
+            if beside * -(-rows_total // fewest) < target.sm_count:
+                return (
+                    f"{beside} x {rows_total} query rows make fewer blocks than the "
+                    f"{target.sm_count} SMs at {fewest} rows a block"
+                )
             return (
-                f"{beside} x {rows_total} query rows make fewer blocks than the "
-                f"{target.sm_count} SMs at {min(TILED_WALK_ROWS)} rows a block"
+                f"no chunk of {' or '.join(map(str, TILED_WALK_CHUNKS))} keys lets "
+                f"{TILED_WALK_BLOCKS_AN_SM} blocks share an SM's {target.shared_bytes} bytes "
+                f"of shared memory (head dim {found.dims})"
             )
         plan = _Plan(chosen[0], chosen[1], TILED_WALK_LANES, unroll)
     if plan.rows % ROWS_A_THREAD or plan.chunk % plan.lanes or plan.lanes & (plan.lanes - 1):
@@ -289,8 +298,9 @@ def notes(module: ModuleOp, pass_: TileWalk) -> list[str]:
     return found_notes
 
 
-def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
-    """The scheduled kernel (see the module docstring)."""
+def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan, target: Target) -> tile.KernelOp:
+    """The scheduled kernel (see the module docstring); without cp.async (before sm_80)
+    each chunk is copied in place, synchronously."""
     old = kernel.body.block
     axes = [(arg, extent) for arg, extent, _ in kernel.axes]
     rows_total = kernel.axis_of(m.row)[0]  # type: ignore[index]
@@ -303,7 +313,8 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
     # axes: (%ty, %tx) threads, then the other axes and the row blocks as block axes
     new_axes = [(ty_n, "thread"), (lanes, "thread")]
     new_axes += [(e, "block") for a, e in axes if a is not m.row]
-    new_axes += [(math.ceil(rows_total / bm), "block")]
+    row_blocks = math.ceil(rows_total / bm)
+    new_axes += [(row_blocks, "block")]
     arg_types = [index] * len(new_axes) + [a.type for a in old.args[len(axes) :]]
     body = Block(arg_types=arg_types)
     ty, tx, *blocks = body.args[: len(new_axes)]
@@ -322,9 +333,8 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
         body.add_op(op)
         return op
 
-    d0, d1, d2 = (AffineExpr.dimension(i) for i in range(3))
+    d0, d1 = AffineExpr.dimension(0), AffineExpr.dimension(1)
     # a causal walk's blocks of rows walk different numbers of chunks: the longest first
-    row_blocks = math.ceil(rows_total / bm)
     delta = _causal_delta(m)
     first_row = (-bm, (row_blocks - 1) * bm) if delta is not None else (bm, 0)
     rows = [
@@ -340,21 +350,22 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
 
     # the ops before the walk: once, or once a row where they read the row (the query
     # loads of the dot are not needed: the scores read the staged rows)
-    pre = [o for o in old.ops if o is not m.walk and o.is_before_in_block(m.walk)]
-    post = [o for o in old.ops if m.walk.is_before_in_block(o)]
+    ops = list(old.ops)
+    pre, post = ops[: ops.index(m.walk)], ops[ops.index(m.walk) + 1 :]
     q_loads = {
         p
         for p in (o for o in pre if isinstance(o, loop.LoadOp))
         if all(u.operation in m.dot_ops for u in p.result.uses)
     }
-    row_maps = [dict(mapping, **{}) for _ in range(ROWS_A_THREAD)]
+    row_maps = [dict(mapping) for _ in range(ROWS_A_THREAD)]
     for r, rm in enumerate(row_maps):
         rm[m.row] = rows[r]
     row_dependent: set[SSAValue] = {m.row}
     # past the last row or key a block's copies of the walk's loads (a mask's) may leave
     # their buffers: guarded, they read 0 there (those keys score -inf, those rows are
     # not stored)
-    ragged = rows_total % bm != 0 or keys_total % bn != 0
+    guarded_keys = keys_total % bn != 0
+    ragged = rows_total % bm != 0 or guarded_keys
     for o in pre:
         if o in q_loads:
             continue
@@ -388,7 +399,6 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
     cbody = Block(arg_types=[index])
     kc = cbody.args[0]
     kc.name_hint = "kc"
-    guarded_keys = keys_total % bn != 0
     stages = {}
     for name, access in (("k_smem", m.k), ("v_smem", m.v)):
         smap, soperands = _origin(
@@ -398,8 +408,9 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
         stage = tile.StageOp(
             mapping[access.buffer], smap, soperands, [bn, width], pad=PAD, guarded=guarded_keys
         )
-        stage.buffers = IntAttr(2)
-        stage.async_ = UnitAttr()
+        if target.cp_async:  # the next chunk copied while this one is computed
+            stage.buffers = IntAttr(2)
+            stage.async_ = UnitAttr()
         stage.result.name_hint = name
         cbody.add_op(stage)
         stages[name] = stage.result
@@ -472,10 +483,9 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
         combined.name_hint = f"chunk_max_{r}"
         ws = []
         for s in scores[r]:
-            same = cadd(arith.CmpfOp(s, combined, "oeq")).results[0]
-            diff = cadd(arith.SubfOp(s, combined)).results[0]
-            e = cadd(mathd.ExpOp(diff)).results[0]
-            ws.append(cadd(arith.SelectOp(same, one, e)).results[0])
+            weighing = batch_weight(s, combined, one)
+            cbody.add_ops(weighing)
+            ws.append(weighing[-1].results[0])
         weights.append(ws)
         total = ws[0]
         for w in ws[1:]:
@@ -529,7 +539,8 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan) -> tile.KernelOp:
         last_key = d0 * first_row[0] + first_row[1] + (bm - 1) + delta
         reach = add(apply_op(last_key // bn + 1, [qb], "reach")).results[0]
     chunk_loop = loop.ForOp(0, chunks, Region(cbody), kinds, [f32] * len(kinds), reach)
-    chunk_loop.attributes["pipeline"] = UnitAttr()
+    if target.cp_async:
+        chunk_loop.attributes[tile.PIPELINED] = UnitAttr()
     add(chunk_loop)
 
     # after the walk: each row's sum across its lanes, then the lane's columns stored
