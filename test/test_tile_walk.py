@@ -29,7 +29,7 @@ from deplodock.dialects.interpreters.run import run_forward
 from deplodock.frontends.export import import_program
 from deplodock.frontends.expression import capture_expression
 from deplodock.passes import PIPELINE, get_pass
-from deplodock.passes.tile.schedule.reduce import tiled_walk_plan
+from deplodock.passes.tile.schedule.reduce import TILED_WALK_UNROLL, tiled_walk_plan
 from deplodock.passes.tile.tile_walk import WALK_MARK
 from deplodock.pipeline import lower
 from deplodock.reference import relative_error
@@ -230,7 +230,8 @@ def test_the_other_walk_passes_keep_off_a_tiled_walk(pass_name: str, options: di
 
 def test_unroll_marks_the_two_inner_loops() -> None:
     """``tile-walk{unroll=4}``: the score loop and the P V loop ask for ``#pragma unroll 4``
-    (the kernel interpreter's result unchanged); the default asks nothing."""
+    (the kernel interpreter's result unchanged); the default asks ``TILED_WALK_UNROLL``,
+    ``unroll=0`` nothing."""
     ctx = make_context()
     module = Parser(ctx, _loop_level("full_prime")).parse_module()
     for name in ("tileify", "tile-walk", "materialize"):
@@ -243,7 +244,13 @@ def test_unroll_marks_the_two_inner_loops() -> None:
     (got,) = run_forward(module, inputs)
     assert relative_error(got, want) <= 1e-5
     default = _parse(_stages("full_prime")["materialize"])
-    assert not [o for o in default.walk() if getattr(o, "unroll", None) is not None]
+    marked = [o for o in default.walk() if getattr(o, "unroll", None) is not None]
+    assert len(marked) == 2 and all(o.unroll.data == TILED_WALK_UNROLL for o in marked)
+    module = Parser(ctx, _loop_level("full_prime")).parse_module()
+    for name in ("tileify", "tile-walk", "materialize"):
+        options = {"rows": 32, "chunk": 16, "unroll": 0} if name == "tile-walk" else {}
+        get_pass(name)(**options).apply(ctx, module)
+    assert not [o for o in module.walk() if getattr(o, "unroll", None) is not None]
 
 
 def test_notes_say_what_the_pass_did_and_why_not() -> None:

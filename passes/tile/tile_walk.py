@@ -19,7 +19,7 @@ after ``tileify``, as the hand-written kernel of ``docs/bench/h200-2026-12-07-s3
                    { %qs[4 %ty + r, %d] * %ks[%tx + L c, %d] }
       %s_rc = score(%x_rc)                      // the walk's own ops: scale, masks
       %mb_r = tile.combine max (max_c %s_rc) across %tx
-      %p_rc = %s_rc == %mb_r ? 1 : exp(%s_rc - %mb_r)
+      %p_rc = exp(%s_rc == %mb_r ? 0 : %s_rc - %mb_r)
       %ps = tile.share %p_rc [%tx + L c, 4 %ty + r] : memref<BNx(BM+4)>
       %b_rj.. = loop.for %j = 0 to BN reduce(add x 4 C/L)        // P V, 4 rows x C/L columns
                    { %ps[%j, 4 %ty + r] * %vs[%j, col(%tx, j')] }
@@ -96,6 +96,7 @@ from deplodock.passes.tile.schedule.reduce import (
     TILED_WALK_CHUNKS,
     TILED_WALK_LANES,
     TILED_WALK_ROWS,
+    TILED_WALK_UNROLL,
     tiled_walk_plan,
 )
 from deplodock.passes.tile.split_walk_columns import lane_element
@@ -219,11 +220,11 @@ class _Plan:
     rows: int  # BM: query rows a block keeps
     chunk: int  # BN: keys a chunk
     lanes: int  # L: lanes a row group
-    unroll: int = 0  # the score and P V loops' #pragma unroll (0: NVCC decides)
+    unroll: int = TILED_WALK_UNROLL  # the score and P V loops' #pragma unroll (0: NVCC)
 
 
 class TileWalkPattern(RewritePattern):
-    def __init__(self, plan: _Plan | None, target: Target, unroll: int = 0):
+    def __init__(self, plan: _Plan | None, target: Target, unroll: int = TILED_WALK_UNROLL):
         self.plan = plan  # None: tiled_walk_plan decides per kernel
         self.target = target
         self.unroll = unroll
@@ -239,7 +240,11 @@ class TileWalkPattern(RewritePattern):
 
 
 def decide(
-    kernel: tile.KernelOp, found: _Match, plan: _Plan | None, target: Target, unroll: int = 0
+    kernel: tile.KernelOp,
+    found: _Match,
+    plan: _Plan | None,
+    target: Target,
+    unroll: int = TILED_WALK_UNROLL,
 ) -> _Plan | str:
     """The plan for ``kernel``'s walk (``plan``, or ``tiled_walk_plan``'s when None), or
     why the walk is left to the lane-split walk passes."""
@@ -449,7 +454,7 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan, target: Target) -> til
     assert isinstance(yielded, loop.YieldOp)
     score_ops = _score_slice(yielded.operands[0], wblock, m.dot_ops)
     neg_inf = cadd(arith.ConstantOp(FloatAttr(float("-inf"), f32))).results[0]
-    one = cadd(arith.ConstantOp(FloatAttr(1.0, f32))).results[0]
+    zero = cadd(arith.ConstantOp(FloatAttr(0.0, f32))).results[0]
     keys_end = cadd(arith.ConstantOp.from_int_and_width(keys_total, index)).results[0]
     scores: list[list[SSAValue]] = []
     for r in range(ROWS_A_THREAD):
@@ -483,7 +488,7 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan, target: Target) -> til
         combined.name_hint = f"chunk_max_{r}"
         ws = []
         for s in scores[r]:
-            weighing = batch_weight(s, combined, one)
+            weighing = batch_weight(s, combined, zero)
             cbody.add_ops(weighing)
             ws.append(weighing[-1].results[0])
         weights.append(ws)
@@ -652,10 +657,9 @@ class TileWalk(ModulePass):
     """Keys a chunk, a multiple of ``lanes`` (where ``rows`` is given)."""
     lanes: int = TILED_WALK_LANES
     """Lanes a row group: its chunk's keys for the scores, its head dim for P V."""
-    unroll: int = 0
+    unroll: int = TILED_WALK_UNROLL
     """``#pragma unroll`` of the score loop (over the head dim) and the P V loop (over a
-    chunk's keys); 0 leaves it to NVCC. The hand-written kernel unrolls them 16 and 4 deep
-    (``docs/bench/h200-2026-12-07-s38/fa``); not timed here yet, so not planned."""
+    chunk's keys); 0 leaves it to NVCC (``TILED_WALK_UNROLL`` says what was measured)."""
     arch: str = DEFAULT_ARCH
     """The target whose SMs and shared memory the planner fills."""
 

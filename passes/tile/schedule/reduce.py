@@ -433,6 +433,12 @@ def column_chunks_for(outputs: int, extent: int, target: Target | None = None) -
 TILED_WALK_ROWS = (64, 32)  # query rows a block of ``tile-walk`` keeps, the larger first
 TILED_WALK_CHUNKS = (64, 32)  # keys a chunk, the larger first
 TILED_WALK_LANES = 8  # lanes a row group
+TILED_WALK_UNROLL = 8
+"""``#pragma unroll`` of ``tile-walk``'s score and P V loops. H100, session 40 call 1
+(``docs/bench/h100-2026-12-07-s40``), against NVCC's own choice: TinyLlama S=512 72.7
+against 82.6 us, Qwen S=512 138.5 / 156.8, head dim 64 S=4096 causal 2368.9 / 2656.2,
+head dim 128 S=2048 774.5 / 868.6, head dim 64 S=1000 91.0 / 102.2 (4 deep: between the
+two on every case)."""
 TILED_WALK_BLOCKS_AN_SM = 2  # blocks each SM should hold (shared memory for two)
 
 
