@@ -258,11 +258,15 @@ def cuda_online_step(
     literal: Callable[[float], str],
     ctype: str = "float",
     suffix: str = "f",
+    branch: bool = True,
 ) -> list[str]:
     """C statements merging an online group's accumulators ``accs`` (mutable locals:
     the maximum, then the sums) with a step's ``values`` by the online rule; ``fresh``
     names the temporaries, ``literal`` spells a constant of the type, ``suffix`` is the
-    math functions' type suffix (``f`` for float, empty for double)."""
+    math functions' type suffix (``f`` for float, empty for double). ``branch=False``:
+    many sums merge without a branch, each side's factor selected once (``a * sa + v *
+    sv``: a multiply more a sum, no divergence where threads of a warp disagree on
+    whether their maximum rose)."""
     m, x = accs[0], values[0]
     e, up, own = fresh(f"{m}_scale"), fresh(f"{m}_rising"), fresh(f"{m}_own")
     one, empty = literal(1.0), literal(-math.inf)
@@ -276,6 +280,11 @@ def cuda_online_step(
     if len(pairs) == 1:
         ((a, v),) = pairs
         lines.append(f"{a} = {up} ? {a} * {e} + {v} * {own} : {a} + {v} * {e};")
+    elif not branch:
+        sa, sv = fresh(f"{m}_keep"), fresh(f"{m}_take")
+        lines.append(f"const {ctype} {sa} = {up} ? {e} : {one};")
+        lines.append(f"const {ctype} {sv} = {up} ? {own} : {e};")
+        lines += [f"{a} = {a} * {sa} + {v} * {sv};" for a, v in pairs]
     else:
         # Many sums (attention's value columns): a branch, so a step whose maximum
         # holds (most of them, once a row's first scores are in) costs one multiply-add

@@ -238,6 +238,10 @@ SCHEDULE = "schedule"
 PIPELINED = "pipeline"
 """On a K loop: ``fill-k-loop`` rotates its fills (materialize reads it)."""
 
+SELECT_MERGE = "select_merge"
+"""On a reduce loop of an online group: the emitter merges each step without a branch
+(``combine.cuda_online_step``'s ``branch=False``; ``tile-walk{merge=select}``)."""
+
 
 SCHEDULE_DEFAULTS: dict[str, Any] = {
     "threads_m": 0, "threads_n": 0, "k_chunk": 0, "splits": 1, "resident": 1, "unroll": 0,

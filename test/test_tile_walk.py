@@ -293,3 +293,90 @@ def test_before_sm_80_the_chunks_are_copied_in_place() -> None:
     (want,) = run_forward(_parse(_loop_level("causal_gqa_ragged")), inputs)
     (got,) = run_forward(module, inputs)
     assert relative_error(got, want) <= 1e-5
+
+
+def test_select_merge_is_the_online_rule() -> None:
+    """``cuda_online_step(branch=False)``, the merge ``tile-walk{merge=select}`` asks the
+    emitter for, compiled by g++ beside the branch form and run on steps that hit every
+    case of the rule (the maximum rising, holding, both -inf, +inf, NaN): both agree
+    with the rule in numpy (``combine.step_arrays``) to the last bits a multiply-add may
+    round differently."""
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from deplodock.dialects.combine import cuda_online_step, step_arrays
+
+    if shutil.which("g++") is None:
+        pytest.skip("no g++ to compile the merge with")
+    inf, nan = np.inf, np.nan
+    ms = [0.5, 2.0, -inf, -inf, 1.0, 3.0, inf, 1.0, -inf]
+    xs = [2.0, 0.5, -inf, 1.5, 1.0, nan, inf, inf, 0.25]
+    rng = np.random.default_rng(0)
+    a, v = rng.standard_normal((2, len(ms), 3)).astype(np.float32)
+    names = iter(range(1000))
+    forms = {}
+    for branch in (True, False):
+        lines = cuda_online_step(
+            ["m", "a0", "a1", "a2"],
+            ["x", "v0", "v1", "v2"],
+            lambda hint: f"t{next(names)}",
+            lambda value: "(-INFINITY)" if value == -inf else f"{value}f",
+            branch=branch,
+        )
+        forms[branch] = "\n".join(lines)
+    src = "#include <cmath>\n#include <cstdio>\nint main() {\n"
+    for i in range(len(ms)):
+        for body in forms.values():
+            src += "{\n" + f"float m = {_c(ms[i])}, x = {_c(xs[i])};\n"
+            src += "".join(f"float a{j} = {_c(a[i, j])}, v{j} = {_c(v[i, j])};\n" for j in range(3))
+            src += body + '\nprintf("%a %a %a %a\\n", m, a0, a1, a2);\n}\n'
+    src += "return 0;\n}\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "merge.cpp").write_text(src)
+        exe = Path(tmp) / "merge"
+        subprocess.run(["g++", "-O1", "-o", str(exe), str(Path(tmp) / "merge.cpp")], check=True)
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    rows = [[float.fromhex(t) for t in line.split()] for line in out.splitlines()]
+    kinds = ["online_max"] + ["online_sum"] * 3
+    for i in range(len(ms)):
+        m, x = np.float32(ms[i]), np.float32(xs[i])
+        want = step_arrays(kinds, [m, *a[i]], [x, *v[i]])
+        for got in rows[2 * i : 2 * i + 2]:
+            np.testing.assert_allclose(got, np.array(want, np.float64), rtol=1e-6, equal_nan=True)
+
+
+def _c(value: float) -> str:
+    """A float literal for C (``INFINITY``, ``NAN`` for the special values)."""
+    if np.isnan(value):
+        return "NAN"
+    if np.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    return f"{float(value)!r}f"
+
+
+def test_merge_select_marks_the_chunk_loop_and_the_emitter_follows() -> None:
+    """``tile-walk{merge=select}``: the chunk loop carries ``tile.SELECT_MERGE``, the
+    CUDA merges without the ``if (rising)`` branch and NVRTC compiles it; the default
+    keeps the branch."""
+    from deplodock.backends.cuda.emit import emit_cuda
+    from deplodock.backends.cuda.nvrtc import compile_cuda
+
+    sources = {}
+    for merge in ("branch", "select"):
+        ctx = make_context()
+        module = Parser(ctx, _loop_level("full_prime")).parse_module()
+        for name in ("tileify", "tile-walk", "materialize"):
+            options = {"rows": 32, "chunk": 16, "merge": merge} if name == "tile-walk" else {}
+            get_pass(name)(**options).apply(ctx, module)
+        marked = [o for o in module.walk() if tile.SELECT_MERGE in o.attributes]
+        assert len(marked) == (merge == "select")
+        sources[merge] = emit_cuda(module)
+    assert "_rising) {" in sources["branch"] and "_keep" not in sources["branch"]
+    assert "_rising) {" not in sources["select"] and "_keep = " in sources["select"]
+    compile_cuda(sources["select"])
+    with pytest.raises(Exception, match="merge"):
+        get_pass("tile-walk")(merge="maybe").apply(
+            make_context(), _parse(_loop_level("full_prime"))
+        )

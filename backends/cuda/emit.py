@@ -1266,7 +1266,8 @@ class _KernelEmitter:
         accesses to the vector locals they read a field of or write a field into."""
         for child in body.ops:
             if isinstance(child, kernel.YieldOp):
-                self._accumulate(accumulators, child.values)
+                branch = tile.SELECT_MERGE not in body.parent_op().attributes  # type: ignore[union-attr]
+                self._accumulate(accumulators, child.values, branch)
             elif wide and child in wide:
                 field = f"{wide[child]}.{VECTOR_FIELDS[lane]}"
                 if isinstance(child, kernel.LoadOp):
@@ -1276,9 +1277,10 @@ class _KernelEmitter:
             else:
                 self.operation(child)
 
-    def _accumulate(self, accumulators: list, values) -> None:
+    def _accumulate(self, accumulators: list, values, branch: bool = True) -> None:
         """A reduce loop's step: each accumulator merged with its yielded value (an
-        online group by the online rule, ``combine.cuda_online_step``)."""
+        online group by the online rule, ``combine.cuda_online_step``; ``branch``: its
+        form for many sums)."""
         kinds = [kind for kind, _, _ in accumulators]
         for group in groups(kinds):
             if kinds[group[0]] == ONLINE_MAX:
@@ -1292,6 +1294,7 @@ class _KernelEmitter:
                     lambda value, t=type_: float_literal(value, t),
                     scalar_type(type_),
                     "" if isinstance(type_, Float64Type) else "f",
+                    branch,
                 )
                 for line in lines:
                     self.line(line)

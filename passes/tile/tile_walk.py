@@ -52,6 +52,7 @@ the longest first.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -221,13 +222,21 @@ class _Plan:
     chunk: int  # BN: keys a chunk
     lanes: int  # L: lanes a row group
     unroll: int = TILED_WALK_UNROLL  # the score and P V loops' #pragma unroll (0: NVCC)
+    merge: str = "branch"  # how a chunk merges into the running group (TileWalk.merge)
 
 
 class TileWalkPattern(RewritePattern):
-    def __init__(self, plan: _Plan | None, target: Target, unroll: int = TILED_WALK_UNROLL):
+    def __init__(
+        self,
+        plan: _Plan | None,
+        target: Target,
+        unroll: int = TILED_WALK_UNROLL,
+        merge: str = "branch",
+    ):
         self.plan = plan  # None: tiled_walk_plan decides per kernel
         self.target = target
         self.unroll = unroll
+        self.merge = merge
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.KernelOp, rewriter: PatternRewriter) -> None:
@@ -236,6 +245,7 @@ class TileWalkPattern(RewritePattern):
             return
         plan = decide(op, found, self.plan, self.target, self.unroll)
         if isinstance(plan, _Plan):
+            plan = dataclasses.replace(plan, merge=self.merge)
             rewriter.replace_op(op, _build(op, found, plan, self.target))
 
 
@@ -546,6 +556,8 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan, target: Target) -> til
     chunk_loop = loop.ForOp(0, chunks, Region(cbody), kinds, [f32] * len(kinds), reach)
     if target.cp_async:
         chunk_loop.attributes[tile.PIPELINED] = UnitAttr()
+    if plan.merge == "select":
+        chunk_loop.attributes[tile.SELECT_MERGE] = UnitAttr()
     add(chunk_loop)
 
     # after the walk: each row's sum across its lanes, then the lane's columns stored
@@ -660,6 +672,10 @@ class TileWalk(ModulePass):
     unroll: int = TILED_WALK_UNROLL
     """``#pragma unroll`` of the score loop (over the head dim) and the P V loop (over a
     chunk's keys); 0 leaves it to NVCC (``TILED_WALK_UNROLL`` says what was measured)."""
+    merge: str = "branch"
+    """How a chunk's partial merges into the running group: ``branch`` (the emitter's
+    form: one multiply-add a sum where the maximum holds) or ``select`` (no branch, a
+    multiply more a sum: ``tile.SELECT_MERGE``). Opt-in until timed on the device."""
     arch: str = DEFAULT_ARCH
     """The target whose SMs and shared memory the planner fills."""
 
@@ -668,10 +684,13 @@ class TileWalk(ModulePass):
             raise DiagnosticException(
                 f"tile-walk: rows={self.rows} and unroll={self.unroll} must not be negative"
             )
+        if self.merge not in ("branch", "select"):
+            raise DiagnosticException(f"tile-walk: merge={self.merge!r}: branch or select")
         if self.rows == 1:
             return
         plan = _Plan(self.rows, self.chunk, self.lanes, self.unroll) if self.rows else None
-        pattern = TileWalkPattern(plan, pass_target(self.name, self.arch), self.unroll)
+        target = pass_target(self.name, self.arch)
+        pattern = TileWalkPattern(plan, target, self.unroll, self.merge)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([pattern], dce_enabled=False),
             apply_recursively=False,

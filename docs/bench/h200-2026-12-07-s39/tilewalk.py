@@ -19,7 +19,9 @@ def _on(self, ctx, op):
     rows = self.rows or int(os.environ.get("TW_ROWS", "64"))
     chunk = int(os.environ.get("TW_CHUNK", str(self.chunk)))
     unroll = int(os.environ.get("TW_UNROLL", str(self.unroll)))
-    return _apply(dataclasses.replace(self, rows=rows, chunk=chunk, unroll=unroll), ctx, op)
+    merge = os.environ.get("TW_MERGE", self.merge)  # session 40: branch or select
+    changed = dataclasses.replace(self, rows=rows, chunk=chunk, unroll=unroll, merge=merge)
+    return _apply(changed, ctx, op)
 
 
 tile_walk.TileWalk.apply = _on
