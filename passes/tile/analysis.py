@@ -363,18 +363,15 @@ KEY_LEFT = {"sle": 0, "ule": 0, "slt": -1, "ult": -1}
 KEY_RIGHT = {"sge": 0, "uge": 0, "sgt": -1, "ugt": -1}
 
 
-def batch_weight(score: SSAValue, top: SSAValue, zero: SSAValue) -> list[Operation]:
+def batch_weight(score: SSAValue, top: SSAValue, one: SSAValue) -> list[Operation]:
     """The ops weighing a batch's ``score`` against the batch's maximum ``top``:
-    ``exp(score == top ? 0 : score - top)`` (a batch of -inf scores weighs each key 1, as
+    ``score == top ? 1 : exp(score - top)`` (a batch of -inf scores weighs each key 1, as
     the online rule's one-key step does); the weight is the last op's result. A batch of
-    ``batch-walk-steps`` and a chunk of ``tile-walk`` are partials of the online group.
-    The select picks the exponent, not the weight: ``score == top ? 1 : exp(..)`` is
-    compiled by NVCC as a branch around each ``expf`` (session 40: 20% of the register-
-    tiled walk's time at head dim 64, S=1000, H100)."""
+    ``batch-walk-steps`` and a chunk of ``tile-walk`` are partials of the online group."""
     same = arith.CmpfOp(score, top, "oeq")
     diff = arith.SubfOp(score, top)
-    exponent = arith.SelectOp(same.result, zero, diff.result)
-    return [same, diff, exponent, mathd.ExpOp(exponent.result)]
+    exp = mathd.ExpOp(diff.result)
+    return [same, diff, exp, arith.SelectOp(same.result, one, exp.result)]
 
 
 WALK_MARK = "tiled_walk"

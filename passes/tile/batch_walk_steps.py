@@ -16,7 +16,7 @@ block of scores in registers::
       %k_0 = affine.apply (%c * 16 + %t) .. %k_7 = affine.apply (%c * 16 + %t + 14)
       %x_0 = score(%k_0) .. %x_7 = score(%k_7)              // B independent dot products
       %mb = maximumf(%x_0, .., %x_7)                        // the batch's maximum
-      %p_i = exp(%x_i == %mb ? 0 : %x_i - %mb)              // B exps, no dependence chain
+      %p_i = %x_i == %mb ? 1 : exp(%x_i - %mb)              // B exps, no dependence chain
       %v_0.. = values(%k_0)   %b_j = %p_0 * %v_0j + ..      // each key's values once read
       loop.yield %mb, %b.. }
 
@@ -205,11 +205,11 @@ def _batched(walk: loop.ForOp | tile.StridedForOp, trips: int, batch: int) -> lo
             body.add_op(m)
             top = m.result
         top.name_hint = "batch_max"
-        zero = arith.ConstantOp(FloatAttr(0.0, top.type))
-        body.add_op(zero)
+        one = arith.ConstantOp(FloatAttr(1.0, top.type))
+        body.add_op(one)
         weights[group[0]] = []
         for i, x in enumerate(xs):
-            weighing = batch_weight(x, top, zero.result)
+            weighing = batch_weight(x, top, one.result)
             weighing[-1].results[0].name_hint = f"weight_{i}"
             body.add_ops(weighing)
             weights[group[0]].append(weighing[-1].results[0])

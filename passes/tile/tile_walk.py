@@ -19,7 +19,7 @@ after ``tileify``, as the hand-written kernel of ``docs/bench/h200-2026-12-07-s3
                    { %qs[4 %ty + r, %d] * %ks[%tx + L c, %d] }
       %s_rc = score(%x_rc)                      // the walk's own ops: scale, masks
       %mb_r = tile.combine max (max_c %s_rc) across %tx
-      %p_rc = exp(%s_rc == %mb_r ? 0 : %s_rc - %mb_r)
+      %p_rc = %s_rc == %mb_r ? 1 : exp(%s_rc - %mb_r)
       %ps = tile.share %p_rc [%tx + L c, 4 %ty + r] : memref<BNx(BM+4)>
       %b_rj.. = loop.for %j = 0 to BN reduce(add x 4 C/L)        // P V, 4 rows x C/L columns
                    { %ps[%j, 4 %ty + r] * %vs[%j, col(%tx, j')] }
@@ -464,7 +464,7 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan, target: Target) -> til
     assert isinstance(yielded, loop.YieldOp)
     score_ops = _score_slice(yielded.operands[0], wblock, m.dot_ops)
     neg_inf = cadd(arith.ConstantOp(FloatAttr(float("-inf"), f32))).results[0]
-    zero = cadd(arith.ConstantOp(FloatAttr(0.0, f32))).results[0]
+    one = cadd(arith.ConstantOp(FloatAttr(1.0, f32))).results[0]
     keys_end = cadd(arith.ConstantOp.from_int_and_width(keys_total, index)).results[0]
     scores: list[list[SSAValue]] = []
     for r in range(ROWS_A_THREAD):
@@ -498,7 +498,7 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan, target: Target) -> til
         combined.name_hint = f"chunk_max_{r}"
         ws = []
         for s in scores[r]:
-            weighing = batch_weight(s, combined, zero)
+            weighing = batch_weight(s, combined, one)
             cbody.add_ops(weighing)
             ws.append(weighing[-1].results[0])
         weights.append(ws)

@@ -20,9 +20,9 @@
 // CHECK:           %batch_max = arith.maximumf %{{.*}}, %score_7 : f32
 // CHECK:           %[[SAME:.*]] = arith.cmpf oeq, %score, %batch_max : f32
 // CHECK-NEXT:      %[[DIFF:.*]] = arith.subf %score, %batch_max : f32
-// CHECK-NEXT:      %[[EXPONENT:.*]] = arith.select %[[SAME]], %{{.*}}, %[[DIFF]] : f32
-// CHECK-NEXT:      %weight = math.exp %[[EXPONENT]] : f32
-// CHECK:           %weight_7 = math.exp
+// CHECK-NEXT:      %[[EXP:.*]] = math.exp %[[DIFF]] : f32
+// CHECK-NEXT:      %weight = arith.select %[[SAME]], %{{.*}}, %[[EXP]] : f32
+// CHECK:           %weight_7 = arith.select
 // CHECK-NEXT:      %v0 = loop.load %v_b[%a1, 0] : memref<16x6xf32>
 // CHECK:           arith.mulf %weight, %v0 : f32
 // CHECK:           %v5_7 = loop.load %v_b[%a1_7, 5] : memref<16x6xf32>
