@@ -10,8 +10,8 @@ walk each took.
 """
 
 import dataclasses
-import statistics
 import sys
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -19,6 +19,9 @@ import torch.nn.functional as F
 import deplodock
 from deplodock.passes.tile import tile_walk
 from deplodock.passes.tile.schedule.reduce import tiled_walk_plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "h200-2026-12-07-s38" / "fa"))
+from fa import time_us  # noqa: E402
 
 _apply = tile_walk.TileWalk.apply
 FORCE_ROWS = {"rows": None}
@@ -53,20 +56,6 @@ class Attention(torch.nn.Module):
 
     def forward(self, q, k, v):
         return F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, enable_gqa=True)
-
-
-def time_us(fn, rounds=7, calls=10):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(rounds):
-        fn()
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1000 / calls)
-    return statistics.median(times)
 
 
 def main():
