@@ -266,7 +266,8 @@ def test_notes_say_what_the_pass_did_and_why_not() -> None:
     (note,) = notes(forced, options)
     assert note == (
         "@k_scaled_dot_product_attention: register-tiled walk, 16 rows a block (4 a thread), "
-        "chunks of 16 keys, 8 lanes a row, causal: chunks up to the block's last row + 0"
+        "chunks of 16 keys, 8 lanes a row, inner loops unrolled 8, causal: chunks up to the "
+        "block's last row + 0"
     )
     planned = Parser(ctx, _loop_level("causal_gqa_ragged")).parse_module()
     get_pass("tileify")().apply(ctx, planned)

@@ -606,8 +606,11 @@ def _build(kernel: tile.KernelOp, m: _Match, plan: _Plan, target: Target) -> til
     )
     new.attributes.update(kernel.attributes)
     causal = f", causal: chunks up to the block's last row + {delta}" if delta is not None else ""
+    unrolled = f", inner loops unrolled {plan.unroll}" if plan.unroll else ""
+    merged = ", merged without a branch" if plan.merge == "select" else ""
     new.attributes[WALK_MARK] = StringAttr(
-        f"{bm} rows a block (4 a thread), chunks of {bn} keys, {lanes} lanes a row{causal}"
+        f"{bm} rows a block (4 a thread), chunks of {bn} keys, {lanes} lanes a row"
+        f"{unrolled}{merged}{causal}"
     )
     return new
 
