@@ -323,7 +323,7 @@ def test_select_merge_is_the_online_rule() -> None:
             ["m", "a0", "a1", "a2"],
             ["x", "v0", "v1", "v2"],
             lambda hint: f"t{next(names)}",
-            lambda value: "(-INFINITY)" if value == -inf else f"{value}f",
+            _c,
             branch=branch,
         )
         forms[branch] = "\n".join(lines)

@@ -52,7 +52,6 @@ the longest first.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -243,9 +242,8 @@ class TileWalkPattern(RewritePattern):
         found = match(op)
         if found is None:
             return
-        plan = decide(op, found, self.plan, self.target, self.unroll)
+        plan = decide(op, found, self.plan, self.target, self.unroll, self.merge)
         if isinstance(plan, _Plan):
-            plan = dataclasses.replace(plan, merge=self.merge)
             rewriter.replace_op(op, _build(op, found, plan, self.target))
 
 
@@ -255,9 +253,10 @@ def decide(
     plan: _Plan | None,
     target: Target,
     unroll: int = TILED_WALK_UNROLL,
+    merge: str = "branch",
 ) -> _Plan | str:
-    """The plan for ``kernel``'s walk (``plan``, or ``tiled_walk_plan``'s when None), or
-    why the walk is left to the lane-split walk passes."""
+    """The plan for ``kernel``'s walk (``plan``, or ``tiled_walk_plan``'s with ``unroll``
+    and ``merge`` when None), or why the walk is left to the lane-split walk passes."""
     rows_total = kernel.axis_of(found.row)[0]  # type: ignore[index]
     beside = math.prod(e for a, e, _ in kernel.axes if a is not found.row)
     if plan is None:
@@ -274,7 +273,7 @@ def decide(
                 f"{TILED_WALK_BLOCKS_AN_SM} blocks share an SM's {target.shared_bytes} bytes "
                 f"of shared memory (head dim {found.dims})"
             )
-        plan = _Plan(chosen[0], chosen[1], TILED_WALK_LANES, unroll)
+        plan = _Plan(chosen[0], chosen[1], TILED_WALK_LANES, unroll, merge)
     if plan.rows % ROWS_A_THREAD or plan.chunk % plan.lanes or plan.lanes & (plan.lanes - 1):
         raise DiagnosticException(
             f"tile-walk: rows={plan.rows} must be a multiple of {ROWS_A_THREAD}, chunk="
@@ -297,7 +296,7 @@ def notes(module: ModuleOp, pass_: TileWalk) -> list[str]:
     if pass_.rows == 1:
         return []
     target = pass_target(pass_.name, pass_.arch)
-    forced = _Plan(pass_.rows, pass_.chunk, pass_.lanes, pass_.unroll) if pass_.rows else None
+    forced = pass_.forced_plan()
     found_notes = []
     for kernel in [k for k in module.walk() if isinstance(k, tile.KernelOp)]:
         name = f"@{kernel.sym_name.data}"
@@ -307,7 +306,7 @@ def notes(module: ModuleOp, pass_: TileWalk) -> list[str]:
             continue
         found = match(kernel)
         if found is not None:
-            why = decide(kernel, found, forced, target, pass_.unroll)
+            why = decide(kernel, found, forced, target, pass_.unroll, pass_.merge)
             if isinstance(why, str):
                 found_notes.append(f"{name}: left to the lane-split walk: {why}")
     return found_notes
@@ -682,6 +681,12 @@ class TileWalk(ModulePass):
     arch: str = DEFAULT_ARCH
     """The target whose SMs and shared memory the planner fills."""
 
+    def forced_plan(self) -> _Plan | None:
+        """The plan the options force (``rows`` given), or None: the planner decides."""
+        if not self.rows:
+            return None
+        return _Plan(self.rows, self.chunk, self.lanes, self.unroll, self.merge)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.rows < 0 or self.unroll < 0:
             raise DiagnosticException(
@@ -691,9 +696,8 @@ class TileWalk(ModulePass):
             raise DiagnosticException(f"tile-walk: merge={self.merge!r}: branch or select")
         if self.rows == 1:
             return
-        plan = _Plan(self.rows, self.chunk, self.lanes, self.unroll) if self.rows else None
         target = pass_target(self.name, self.arch)
-        pattern = TileWalkPattern(plan, target, self.unroll, self.merge)
+        pattern = TileWalkPattern(self.forced_plan(), target, self.unroll, self.merge)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([pattern], dce_enabled=False),
             apply_recursively=False,

@@ -75,18 +75,21 @@ def _trips(loop: kernel.ForOp) -> int:
     return max(1, -(-count // loop.step.data))
 
 
-def _counted(op: Operation, counts) -> int:
+def _counted(op: Operation, counts, chains: int | None = None) -> float:
     """Ops of ``op``'s body one thread executes that ``counts``, each times the trips of
-    the loops around it inside ``op`` (a branch counted as if taken)."""
-    total = 0
+    the loops around it inside ``op`` (a branch counted as if taken). With ``chains``
+    (``per_thread_chain``), an op directly in a reduce loop's body counts once per
+    accumulator of that loop (its ops spread over the accumulators' chains)."""
+    total = 0.0
     for region in op.regions[:1]:
         for child in region.block.ops if region.blocks else ():
             if isinstance(child, kernel.ForOp):
-                total += _trips(child) * _counted(child, counts)
+                inner = None if chains is None else max(1, len(child.results))
+                total += _trips(child) * _counted(child, counts, inner)
             elif child.regions:
-                total += _counted(child, counts)
+                total += _counted(child, counts, chains)
             else:
-                total += int(counts(child))
+                total += int(counts(child)) / (chains or 1)
     return total
 
 
@@ -96,7 +99,7 @@ def _costs(op: Operation) -> bool:
 
 def per_thread_ops(op: Operation) -> int:
     """Ops one thread executes in ``op`` (constants and index math free)."""
-    return _counted(op, _costs)
+    return int(_counted(op, _costs))
 
 
 def per_thread_chain(op: Operation) -> float:
@@ -104,20 +107,7 @@ def per_thread_chain(op: Operation) -> float:
     one after another, except that the ops directly in a reduce loop's body are shared
     among its accumulators' independent chains (a register tile of 32 sums is 32 chains;
     one sum, a serial walk, is one). Nested loops run one after another."""
-    return _chain(op, 1)
-
-
-def _chain(op: Operation, chains: int) -> float:
-    total = 0.0
-    for region in op.regions[:1]:
-        for child in region.block.ops if region.blocks else ():
-            if isinstance(child, kernel.ForOp):
-                total += _trips(child) * _chain(child, max(1, len(child.results)))
-            elif child.regions:
-                total += _chain(child, chains)
-            else:
-                total += _costs(child) / chains
-    return total
+    return _counted(op, _costs, 1)
 
 
 def _flops(op: Operation) -> int:
@@ -130,7 +120,7 @@ def _flops(op: Operation) -> int:
 def thread_flops(op: Operation) -> int:
     """Float arithmetic one thread executes in ``op``: float ops and the combines of its
     reduce loops (a matmul's thread does 2 FLOPs a product)."""
-    return _counted(op, _flops)
+    return int(_counted(op, _flops))
 
 
 def traffic_bytes(op: kernel.KernelOp) -> int:
