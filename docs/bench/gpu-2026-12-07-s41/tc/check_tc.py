@@ -28,6 +28,7 @@ TC_SHIM = r"""
 struct float2 { float x, y; };
 static inline float2 make_float2(float a, float b) { return {a, b}; }
 static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 static inline void __syncwarp() { g_bar->arrive_and_wait(); }
 static float* g_mma;
 static inline unsigned to_tf32(float x) {  // cvt.rna.tf32.f32
@@ -107,10 +108,12 @@ def main() -> int:
         kernel = kernel.replace("row = r0 + 8 * (e >> 1)", "row = r0 + 8 * (e & 1)")
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for d, bn, warps, causal, s, heads, kv_heads in CONFIGS:
+        for (d, bn, warps, causal, s, heads, kv_heads), fast in [
+            (c, f) for f in (1, 0) for c in CONFIGS
+        ]:
             head = (
                 f"#define D {d}\n#define BN {bn}\n#define WARPS {warps}\n"
-                f"#define CAUSAL {int(causal)}\n#define SPLIT 3\n"
+                f"#define CAUSAL {int(causal)}\n#define SPLIT 3\n#define FAST {fast}\n#define EXP2 {fast}\n"
             )
             src, exe = Path(tmp) / "fatc.cpp", Path(tmp) / "fatc"
             src.write_text(head + SHIM + TC_SHIM + kernel + MAIN)
@@ -131,7 +134,7 @@ def main() -> int:
             err = float(np.abs(got.reshape(want.shape) - want).max() / np.abs(want).max())
             worst = max(worst, err if np.isfinite(err) else np.inf)
             print(
-                f"D {d} BN {bn} warps {warps} causal {causal} S {s} heads {heads}/{kv_heads}: "
+                f"fast {fast} D {d} BN {bn} warps {warps} causal {causal} S {s} heads {heads}/{kv_heads}: "
                 f"max rel err {err:.1e}"
             )
     ok = worst <= 1e-5

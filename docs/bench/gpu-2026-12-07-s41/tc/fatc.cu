@@ -35,6 +35,9 @@
 #ifndef SPLIT
 #define SPLIT 3
 #endif
+#ifndef EXP2
+#define EXP2 1  // 1: Q staged times scale * log2(e), weights by exp2f (0: scale each score, expf)
+#endif
 #define BM (16 * WARPS)
 #define NT (32 * WARPS)
 #define KP (D + 4)
@@ -71,13 +74,30 @@ __device__ __forceinline__ void mma(float* c, const unsigned* a, const unsigned*
 }
 #endif
 
-// x as a tf32 pair: hi + lo (lo unused when SPLIT=1)
+#ifndef FAST
+#define FAST 1
+#endif
+// x as a tf32 pair: hi + lo (lo unused when SPLIT=1). FAST=0 rounds both by cvt.rna (on
+// sm_90 ptxas expands it to an infinity test, an add and a select: ~7 instructions a
+// value with the subtraction); FAST=1 (CUTLASS's big/small rounding for 3xTF32) adds half
+// an ulp of tf32 to the bits and lets the tensor core drop the low 13, and passes the
+// remainder as it is (truncated the same way): an add, a mask and a subtraction. Inputs
+// are finite (an infinity's remainder would be NaN either way).
 __device__ __forceinline__ void split(float x, unsigned& hi, unsigned& lo) {
+#if FAST
+  hi = __float_as_uint(x) + 0x1000u;
+#if SPLIT == 3
+  lo = __float_as_uint(x - __uint_as_float(hi & 0xffffe000u));
+#else
+  lo = 0;
+#endif
+#else
   hi = to_tf32(x);
 #if SPLIT == 3
   lo = to_tf32(x - __uint_as_float(hi));
 #else
   lo = 0;
+#endif
 #endif
 }
 
@@ -125,6 +145,10 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
     const int r = f / (D / 4), c = f % (D / 4) * 4;
     float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
     if (row0 + r < S) x = *(const float4*)&qh[(size_t)(row0 + r) * D + c];
+#if EXP2
+    const float qs = scale * 1.4426950408889634f;
+    x = make_float4(x.x * qs, x.y * qs, x.z * qs, x.w * qs);
+#endif
     *(float4*)&Qs[r * KP + c] = x;
   }
   const int kend = CAUSAL ? min(S, row0 + BM) : S;
@@ -176,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int key = kc * BN + n * 8 + 2 * t4 + (e & 1), row = r0 + 8 * (e >> 1);
-        float x = s[n][e] * scale;
+        float x = EXP2 ? s[n][e] : s[n][e] * scale;
         if (key >= S || (CAUSAL && key > row)) x = NEG_INF;
         s[n][e] = x;
         mx[e >> 1] = fmaxf(mx[e >> 1], x);
@@ -188,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
       mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffff, mx[i], 2));
       const float mn = fmaxf(m[i], mx[i]);
       mu[i] = mn == NEG_INF ? 0.f : mn;  // a row with no key yet: weights exp(-inf) = 0
-      const float alpha = expf(m[i] - mu[i]);
+      const float alpha = EXP2 ? exp2f(m[i] - mu[i]) : expf(m[i] - mu[i]);
       m[i] = mn;
       l[i] *= alpha;
 #pragma unroll
@@ -201,7 +225,8 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
     for (int n = 0; n < BN / 8; ++n)
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
-        const float p0 = expf(s[n][2 * i] - mu[i]), p1 = expf(s[n][2 * i + 1] - mu[i]);
+        const float p0 = EXP2 ? exp2f(s[n][2 * i] - mu[i]) : expf(s[n][2 * i] - mu[i]);
+        const float p1 = EXP2 ? exp2f(s[n][2 * i + 1] - mu[i]) : expf(s[n][2 * i + 1] - mu[i]);
         l[i] += p0 + p1;
         *(float2*)&Pw[(gid + 8 * i) * PP + n * 8 + 2 * t4] = make_float2(p0, p1);
       }

@@ -23,19 +23,22 @@ sys.path.insert(0, str(HERE.parents[1] / "h200-2026-12-07-s38" / "fa"))
 from fa import time_us  # noqa: E402
 
 SOURCE = (HERE / "fatc.cu").read_text()
-# (name, heads, kv heads, S, D, causal, [(BN, WARPS, SPLIT), ...])
+# (name, heads, kv heads, S, D, causal, [(BN, WARPS, SPLIT, FAST), ...]); FAST also sets
+# EXP2 (fatc.cu: the cheap split, Q prescaled for exp2f); FAST=0 is call 3's kernel
 CASES = [
-    ("d128-S2048-causal", 16, 16, 2048, 128, True, [(64, 4, 3), (32, 4, 3), (32, 8, 3), (64, 2, 3), (32, 2, 3), (64, 4, 1), (32, 4, 1)]),
-    ("d64-S1000-full", 8, 8, 1000, 64, False, [(64, 4, 3), (32, 4, 3), (64, 2, 3), (64, 4, 1)]),
-    ("d64-S4096-causal-gqa", 32, 8, 4096, 64, True, [(64, 4, 3), (64, 8, 3)]),
-    ("tinyllama-S512", 32, 4, 512, 64, True, [(64, 4, 3), (64, 2, 3), (32, 2, 3)]),
+    ("d128-S2048-causal", 16, 16, 2048, 128, True,
+     [(64, 4, 3, 0), (64, 4, 3, 1), (32, 4, 3, 1), (64, 2, 3, 1), (64, 4, 1, 1)]),
+    ("d64-S1000-full", 8, 8, 1000, 64, False, [(64, 4, 3, 0), (64, 4, 3, 1), (64, 2, 3, 1), (32, 4, 3, 1)]),
+    ("d64-S4096-causal-gqa", 32, 8, 4096, 64, True, [(64, 4, 3, 1), (64, 8, 3, 1)]),
+    ("tinyllama-S512", 32, 4, 512, 64, True, [(64, 4, 3, 1), (64, 2, 3, 1), (32, 4, 3, 1)]),
+    ("qwen-S512", 28, 4, 512, 128, True, [(64, 4, 3, 1), (32, 4, 3, 1), (64, 2, 3, 1)]),
 ]
 
 
-def build(d: int, bn: int, warps: int, causal: bool, split: int):
+def build(d: int, bn: int, warps: int, causal: bool, split: int, fast: int = 1):
     head = (
         f"#define D {d}\n#define BN {bn}\n#define WARPS {warps}\n#define CAUSAL {int(causal)}\n"
-        f"#define SPLIT {split}\n"
+        f"#define SPLIT {split}\n#define FAST {fast}\n#define EXP2 {fast}\n"
     )
     return compile_cuda(head + SOURCE)
 
@@ -63,12 +66,12 @@ def main() -> None:
             want = sdpa(q, kr, vr, is_causal=causal)
             t_eager = time_us(lambda: sdpa(q, kr, vr, is_causal=causal))
             print(f"eager (k, v repeated before): {t_eager:.1f} us, {flops / t_eager / 1e6:.1f} TFLOP/s")
-        for bn, warps, split in shapes:
-            compiled = build(d, bn, warps, causal, split)
+        for bn, warps, split, fast in shapes:
+            compiled = build(d, bn, warps, causal, split, fast)
             res = compiled.resources["fa"]
             shared = shared_bytes(d, bn, warps)
             line = (
-                f"BN {bn} warps {warps} {'3xTF32' if split == 3 else 'TF32'}: {res.registers} "
+                f"BN {bn} warps {warps} {'3xTF32' if split == 3 else 'TF32'} fast {fast}: {res.registers} "
                 f"registers, spills {res.spill_stores}, {shared} B shared"
             )
             if not gpu:
