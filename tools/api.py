@@ -459,6 +459,11 @@ def _device_of(inputs: Any) -> torch.device | None:
     return None
 
 
+def _flat(inputs: tuple) -> bool:
+    """Whether ``inputs`` are tensors only (their own pytree leaves, in order)."""
+    return all(isinstance(x, torch.Tensor) for x in inputs)
+
+
 def _dense(leaf: Any) -> Any:
     if isinstance(leaf, torch.Tensor) and not leaf.is_contiguous():
         return leaf.contiguous()
@@ -499,10 +504,12 @@ class Compiled:
         """The program's arguments for these user inputs: the inputs themselves, the
         module's parameters and buffers (the very tensors, no copy) and the program's
         lifted constants (moved to the inputs' device once)."""
-        users = pytree.tree_leaves(inputs)
+        users = list(inputs) if _flat(inputs) else pytree.tree_leaves(inputs)
         if len(users) != self.num_user_inputs:
             raise TypeError(f"expected {self.num_user_inputs} input tensors, got {len(users)}")
-        device = _device_of(users)
+        device = (
+            users[0].device if users and isinstance(users[0], torch.Tensor) else _device_of(users)
+        )
         it = iter(users)
         args: list[torch.Tensor] = []
         for spec in self.inputs:
@@ -539,29 +546,34 @@ class Compiled:
     def check(self, *inputs: torch.Tensor) -> None:
         """The user inputs checked (an ``InputError`` naming the input), before the
         module's own tensors are."""
-        from deplodock.backends.cuda.runtime import check_tensor
+        from deplodock.backends.cuda.runtime import _fits, check_tensor
 
-        users = pytree.tree_leaves(inputs)
+        users = list(inputs) if _flat(inputs) else pytree.tree_leaves(inputs)
         if len(users) != self.num_user_inputs:
             raise TypeError(f"expected {self.num_user_inputs} input tensors, got {len(users)}")
         specs = [spec for spec in self.inputs if spec.kind == "input"]
         for k, (spec, tensor) in enumerate(zip(specs, users, strict=True)):
-            check_tensor(f"input {k} (%{spec.name})", tensor, spec.shape, spec.dtype)
+            if not _fits(tensor, spec.shape, spec.dtype):
+                check_tensor(f"input {k} (%{spec.name})", tensor, spec.shape, spec.dtype)
 
     def __call__(self, *inputs: Any) -> Any:
-        if self.specialized is not None:
-            other = self.specialized.for_inputs(inputs)
-            if other is not None:
-                return other(*inputs)
-            # the numbers were compiled in; the tensors stay, in order (a None is a leaf
-            # of torch 2.11's pytree and no leaf of 2.13's: dropped either way)
-            leaves = pytree.tree_leaves(list(inputs))
-            inputs = tuple(
-                v for v in leaves if v is not None and not isinstance(v, bool | int | float)
-            )
+        if self.specialized is None and _flat(inputs):
+            # the common call, tensors only: no pytree walks (each costs microseconds)
+            inputs = tuple(_dense(x) for x in inputs)
         else:
-            inputs = numbers_as_tensors(inputs, _device_of(inputs))
-        inputs = tuple(pytree.tree_map(_dense, list(inputs)))
+            if self.specialized is not None:
+                other = self.specialized.for_inputs(inputs)
+                if other is not None:
+                    return other(*inputs)
+                # the numbers were compiled in; the tensors stay, in order (a None is a
+                # leaf of torch 2.11's pytree and no leaf of 2.13's: dropped either way)
+                leaves = pytree.tree_leaves(list(inputs))
+                inputs = tuple(
+                    v for v in leaves if v is not None and not isinstance(v, bool | int | float)
+                )
+            else:
+                inputs = numbers_as_tensors(inputs, _device_of(inputs))
+            inputs = tuple(pytree.tree_map(_dense, list(inputs)))
         self.check(*inputs)
         args = self.arguments(*inputs)
         with torch.no_grad():

@@ -20,7 +20,7 @@ import functools
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -295,15 +295,23 @@ class KernelFunction:
                 )
                 self._dynamic_shared_limit = shared_bytes
             params = ctypes.addressof(pointers) if holders else 0
-            what = (
-                f"cuLaunchKernel({self.name}, grid={grid}, block={block}, "
-                f"shared_bytes={shared_bytes})"
-            )
+
+            def what() -> str:  # formatted only for an error's message
+                return (
+                    f"cuLaunchKernel({self.name}, grid={grid}, block={block}, "
+                    f"shared_bytes={shared_bytes})"
+                )
+
             if self._programmatic and programmatic_launch_enabled():
                 config = self._config(grid, block, shared_bytes, handle)
                 try:
                     _call(
-                        _cu.cuLaunchKernelEx, config, self._handle, params, 0, what=what + " (PDL)"
+                        _cu.cuLaunchKernelEx,
+                        config,
+                        self._handle,
+                        params,
+                        0,
+                        what=lambda: what() + " (PDL)",
                     )
                     return
                 except CudaDriverError as error:
@@ -457,11 +465,13 @@ def _describe(err: object) -> str:
         return str(err)
 
 
-def _call(fn, *args, what: str | None = None):
-    """Call a driver function, raise CudaDriverError naming it on failure, return its outputs."""
+def _call(fn, *args, what: str | Callable[[], str] | None = None):
+    """Call a driver function, raise CudaDriverError naming it on failure, return its
+    outputs. ``what`` names the call in the message (a callable: formatted only then)."""
     err, *outputs = fn(*args)
     if err != _cu.CUresult.CUDA_SUCCESS:
-        raise CudaDriverError(f"{what or fn.__name__} failed: {_describe(err)}", err)
+        named = what() if callable(what) else what
+        raise CudaDriverError(f"{named or fn.__name__} failed: {_describe(err)}", err)
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -684,7 +684,8 @@ def check_inputs(plan: ExecutionPlan, inputs: Sequence[object]) -> list[torch.Te
     checked: list[torch.Tensor] = []
     for k, tensor in enumerate(inputs):
         info = plan.values[k]
-        tensor = check_tensor(f"argument {k} (%{info.name})", tensor, info.shape, info.dtype)
+        if not _fits(tensor, info.shape, info.dtype):
+            check_tensor(f"argument {k} (%{info.name})", tensor, info.shape, info.dtype)
         if device is None:
             device = tensor.device
         elif tensor.device != device:
@@ -703,14 +704,15 @@ def check_tensor(
 ) -> torch.Tensor:
     """``tensor`` if it is a tensor of ``shape`` and ``dtype``, contiguous, on a CUDA
     device (checked in that order), else an ``InputError`` about ``what``."""
-    want = f"{_shape_text(shape)} {dtype_text(dtype)}"
+    # the messages are built only on failure: a call checks every argument, every time
     if not isinstance(tensor, torch.Tensor):
+        want = f"{_shape_text(shape)} {dtype_text(dtype)}"
         raise InputError(f"{what}: expected a tensor {want}, got {type(tensor).__name__}")
-    got = f"{_shape_text(tuple(tensor.shape))} {dtype_text(tensor.dtype)}"
-    if tuple(tensor.shape) != tuple(shape):
-        raise InputError(f"{what}: expected shape {want}, got {got}")
-    if tensor.dtype != dtype:
-        raise InputError(f"{what}: expected dtype {want}, got {got}")
+    if tuple(tensor.shape) != tuple(shape) or tensor.dtype != dtype:
+        want = f"{_shape_text(shape)} {dtype_text(dtype)}"
+        got = f"{_shape_text(tuple(tensor.shape))} {dtype_text(tensor.dtype)}"
+        which = "shape" if tuple(tensor.shape) != tuple(shape) else "dtype"
+        raise InputError(f"{what}: expected {which} {want}, got {got}")
     if not tensor.is_contiguous():
         raise InputError(
             f"{what} is not contiguous (strides {tuple(tensor.stride())} for shape "
@@ -723,6 +725,18 @@ def check_tensor(
             "(move it with .cuda())"
         )
     return tensor
+
+
+def _fits(tensor: object, shape: tuple[int, ...], dtype: torch.dtype) -> bool:
+    """Whether ``check_tensor`` would pass ``tensor``, tested without a message (the
+    common case of a call: its caller then calls ``check_tensor`` for the error)."""
+    return (
+        isinstance(tensor, torch.Tensor)
+        and tensor.dtype == dtype
+        and tensor.shape == shape
+        and tensor.is_cuda
+        and tensor.is_contiguous()
+    )
 
 
 def _shape_text(shape: tuple[int, ...]) -> str:

@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 import deplodock
+from deplodock.bench.profile import kernel_times
 
 
 class Affine(torch.nn.Module):
@@ -67,6 +68,12 @@ def main() -> int:
             "deplodock graph=True": per_call_us(graphed, args),
         }
         print(f"== {name}: " + "; ".join(f"{k} {v:.1f} us a call" for k, v in times.items()))
+        for label, f in (("eager", module), ("deplodock", fn)):
+            rows = kernel_times(lambda f=f: f(*args), calls=5)
+            print(
+                f"   {label} GPU work a call: "
+                + "; ".join(f"{r.name[:50]} x{r.launches:g} {r.us:.1f} us" for r in rows[:4])
+            )
         profile = cProfile.Profile()
         profile.enable()
         for _ in range(200):
