@@ -38,6 +38,9 @@
 #ifndef EXP2
 #define EXP2 1  // 1: Q staged times scale * log2(e), weights by exp2f (0: scale each score, expf)
 #endif
+#ifndef QSPLIT
+#define QSPLIT 0  // 1: Q split once as it is staged (its hi and lo words in shared memory)
+#endif
 #define BM (16 * WARPS)
 #define NT (32 * WARPS)
 #define KP (D + 4)
@@ -132,6 +135,7 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
   float* Ks = Qs + BM * KP;        // [2][BN][KP]
   float* Vs = Ks + 2 * BN * KP;    // [2][BN][VP]
   float* Ps = Vs + 2 * BN * VP;    // [WARPS][16][PP]
+  float* Ql = Ps + WARPS * 16 * PP;  // [BM][KP] (QSPLIT: Q's lo words; Qs holds the hi)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, gid = lane / 4, t4 = lane % 4;
   const int h = blockIdx.y, hk = h / (H / HKV);
   const int qb = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -149,7 +153,19 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
     const float qs = scale * 1.4426950408889634f;
     x = make_float4(x.x * qs, x.y * qs, x.z * qs, x.w * qs);
 #endif
+#if QSPLIT
+    unsigned h[4], lo[4];
+    split(x.x, h[0], lo[0]);
+    split(x.y, h[1], lo[1]);
+    split(x.z, h[2], lo[2]);
+    split(x.w, h[3], lo[3]);
+    *(float4*)&Qs[r * KP + c] = make_float4(__uint_as_float(h[0]), __uint_as_float(h[1]),
+                                            __uint_as_float(h[2]), __uint_as_float(h[3]));
+    *(float4*)&Ql[r * KP + c] = make_float4(__uint_as_float(lo[0]), __uint_as_float(lo[1]),
+                                            __uint_as_float(lo[2]), __uint_as_float(lo[3]));
+#else
     *(float4*)&Qs[r * KP + c] = x;
+#endif
   }
   const int kend = CAUSAL ? min(S, row0 + BM) : S;
   const int chunks = (kend + BN - 1) / BN;
@@ -180,10 +196,22 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
 #pragma unroll 2
     for (int kk = 0; kk < D; kk += 8) {
       unsigned ah[4], al[4];
+#if QSPLIT
+      const float* Qlw = Ql + warp * 16 * KP;
+      ah[0] = __float_as_uint(Qw[gid * KP + kk + t4]);
+      ah[1] = __float_as_uint(Qw[(gid + 8) * KP + kk + t4]);
+      ah[2] = __float_as_uint(Qw[gid * KP + kk + t4 + 4]);
+      ah[3] = __float_as_uint(Qw[(gid + 8) * KP + kk + t4 + 4]);
+      al[0] = __float_as_uint(Qlw[gid * KP + kk + t4]);
+      al[1] = __float_as_uint(Qlw[(gid + 8) * KP + kk + t4]);
+      al[2] = __float_as_uint(Qlw[gid * KP + kk + t4 + 4]);
+      al[3] = __float_as_uint(Qlw[(gid + 8) * KP + kk + t4 + 4]);
+#else
       split(Qw[gid * KP + kk + t4], ah[0], al[0]);
       split(Qw[(gid + 8) * KP + kk + t4], ah[1], al[1]);
       split(Qw[gid * KP + kk + t4 + 4], ah[2], al[2]);
       split(Qw[(gid + 8) * KP + kk + t4 + 4], ah[3], al[3]);
+#endif
 #pragma unroll
       for (int n = 0; n < BN / 8; ++n) {
         unsigned bh[2], bl[2];
