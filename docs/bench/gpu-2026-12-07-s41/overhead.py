@@ -69,7 +69,7 @@ def main() -> int:
         }
         print(f"== {name}: " + "; ".join(f"{k} {v:.1f} us a call" for k, v in times.items()))
         for label, f in (("eager", module), ("deplodock", fn)):
-            rows = kernel_times(lambda f=f: f(*args), calls=5)
+            rows = kernel_times(lambda f=f, args=args: f(*args), calls=5)
             print(
                 f"   {label} GPU work a call: "
                 + "; ".join(f"{r.name[:50]} x{r.launches:g} {r.us:.1f} us" for r in rows[:4])

@@ -3,8 +3,10 @@
 compiled twice in one process: the default pipeline (the planner decides: register-tiled
 walk or not) and ``tile-walk{rows=1}`` (every walk left to the lane-split walk). Both are
 checked against eager (max |ours - eager| / max |eager|) and timed beside eager in the
-same run (CUDA events, median of rounds). Without a GPU it compiles both and says which
-walk each took.
+same run (CUDA events, median of rounds), and by their kernels' GPU time
+(``torch.profiler``; session 41 found the event times of the small shapes to be the
+compiled function's host cost, ~200 us a call then). Without a GPU it compiles both and
+says which walk each took.
 
     python3 plan_shapes.py
 """
@@ -17,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 import deplodock
+from deplodock.bench.profile import kernel_times
 from deplodock.passes.tile import tile_walk
 from deplodock.passes.tile.schedule.reduce import tiled_walk_plan
 
@@ -77,14 +80,19 @@ def main():
             print(head + " (compiled both; no GPU to run on)")
             continue
         want = module(q, k, v)
-        line = [head, f"eager {time_us(lambda: module(q, k, v)):.1f}"]
+        gpu_us = sum(r.us for r in kernel_times(lambda: module(q, k, v), calls=5))
+        line = [head, f"eager {time_us(lambda: module(q, k, v)):.1f} (kernels {gpu_us:.1f})"]
         for label, rows in (("default", None), ("lane-split", 1)):
             FORCE_ROWS["rows"] = rows
             fn = deplodock.compile(module, q, k, v, cache=False)
             got = fn(q, k, v)
             err = ((got - want).abs().max() / want.abs().max()).item()
             t = time_us(lambda fn=fn: fn(q, k, v))
-            line.append(f"{label} {t:.1f} us ({flops / t / 1e6:.1f} TF/s, err {err:.1e})")
+            gpu_us = sum(r.us for r in kernel_times(lambda fn=fn: fn(q, k, v), calls=5))
+            line.append(
+                f"{label} {t:.1f} us, kernels {gpu_us:.1f} us "
+                f"({flops / gpu_us / 1e6:.1f} TF/s, err {err:.1e})"
+            )
         print("; ".join(line), flush=True)
 
 

@@ -27,8 +27,15 @@ SOURCE = (HERE / "fatc.cu").read_text()
 # sets EXP2 (fatc.cu: the cheap split, Q prescaled for exp2f; FAST=0 is call 3's kernel);
 # QSPLIT=1 splits Q once as it is staged
 CASES = [
-    ("d128-S2048-causal", 16, 16, 2048, 128, True,
-     [(64, 4, 3, 1), (64, 4, 3, 1, 1), (32, 4, 3, 1, 1), (64, 4, 1, 1)]),
+    (
+        "d128-S2048-causal",
+        16,
+        16,
+        2048,
+        128,
+        True,
+        [(64, 4, 3, 1), (64, 4, 3, 1, 1), (32, 4, 3, 1, 1), (64, 4, 1, 1)],
+    ),
     ("d64-S1000-full", 8, 8, 1000, 64, False, [(64, 4, 3, 1), (64, 4, 3, 1, 1), (64, 2, 3, 1, 1)]),
     ("d64-S4096-causal-gqa", 32, 8, 4096, 64, True, [(64, 4, 3, 1), (64, 4, 3, 1, 1)]),
     ("tinyllama-S512", 32, 4, 512, 64, True, [(64, 4, 3, 1), (64, 4, 3, 1, 1), (64, 2, 3, 1, 1)]),
@@ -56,7 +63,9 @@ def main() -> None:
         if only and name not in only.split(","):
             continue
         flops = 4 * heads * s * s * d * (0.5 if causal else 1.0)
-        print(f"== {name}: {flops / 1e9:.2f} GFLOP of {'causal ' if causal else ''}work", flush=True)
+        print(
+            f"== {name}: {flops / 1e9:.2f} GFLOP of {'causal ' if causal else ''}work", flush=True
+        )
         if gpu:
             torch.manual_seed(0)
             q = torch.randn(1, heads, s, d, device="cuda")
@@ -67,7 +76,9 @@ def main() -> None:
             sdpa = torch.nn.functional.scaled_dot_product_attention
             want = sdpa(q, kr, vr, is_causal=causal)
             t_eager = time_us(lambda: sdpa(q, kr, vr, is_causal=causal))
-            print(f"eager (k, v repeated before): {t_eager:.1f} us, {flops / t_eager / 1e6:.1f} TFLOP/s")
+            print(
+                f"eager (k, v repeated before): {t_eager:.1f} us, {flops / t_eager / 1e6:.1f} TFLOP/s"
+            )
         for bn, warps, split, fast, *more in shapes:
             qsplit = more[0] if more else 0
             compiled = build(d, bn, warps, causal, split, fast, qsplit)
