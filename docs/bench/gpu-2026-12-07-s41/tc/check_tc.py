@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   fread(q.data(), 4, q.size(), f); fread(k.data(), 4, k.size(), f); fread(v.data(), 4, v.size(), f);
   fclose(f);
   gridDim = {(unsigned)((S + BM - 1) / BM), (unsigned)H, 1};
-  std::vector<float> smem(2 * BM * KP + 2 * BN * KP + 2 * BN * VP + WARPS * 16 * PP, NAN);
+  std::vector<float> smem(2 * BM * KP + 3 * BN * KP + 3 * BN * VP + WARPS * 16 * PP, NAN);
   std::vector<float> slots(NT), mmas(6 * NT);
   g_smem = smem.data(); g_slots = slots.data(); g_mma = mmas.data();
   for (unsigned by = 0; by < gridDim.y; ++by)
@@ -108,12 +108,12 @@ def main() -> int:
         kernel = kernel.replace("row = r0 + 8 * (e >> 1)", "row = r0 + 8 * (e & 1)")
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for (d, bn, warps, causal, s, heads, kv_heads), fast, qsplit in [
-            (c, f, q) for f, q in ((1, 1), (1, 0), (0, 0)) for c in CONFIGS
+        for (d, bn, warps, causal, s, heads, kv_heads), fast, qsplit, kvsplit in [
+            (c, f, q, kv) for f, q, kv in ((1, 0, 1), (1, 1, 0), (1, 0, 0), (0, 0, 0)) for c in CONFIGS
         ]:
             head = (
                 f"#define D {d}\n#define BN {bn}\n#define WARPS {warps}\n"
-                f"#define CAUSAL {int(causal)}\n#define SPLIT 3\n#define FAST {fast}\n#define EXP2 {fast}\n#define QSPLIT {qsplit}\n"
+                f"#define CAUSAL {int(causal)}\n#define SPLIT 3\n#define FAST {fast}\n#define EXP2 {fast}\n#define QSPLIT {qsplit}\n#define KVSPLIT {kvsplit}\n"
             )
             src, exe = Path(tmp) / "fatc.cpp", Path(tmp) / "fatc"
             src.write_text(head + SHIM + TC_SHIM + kernel + MAIN)
@@ -134,7 +134,7 @@ def main() -> int:
             err = float(np.abs(got.reshape(want.shape) - want).max() / np.abs(want).max())
             worst = max(worst, err if np.isfinite(err) else np.inf)
             print(
-                f"fast {fast} qsplit {qsplit} D {d} BN {bn} warps {warps} causal {causal} S {s} heads {heads}/{kv_heads}: "
+                f"fast {fast} qsplit {qsplit} kvsplit {kvsplit} D {d} BN {bn} warps {warps} causal {causal} S {s} heads {heads}/{kv_heads}: "
                 f"max rel err {err:.1e}"
             )
     ok = worst <= 1e-5

@@ -41,6 +41,9 @@
 #ifndef QSPLIT
 #define QSPLIT 0  // 1: Q split once as it is staged (its hi and lo words in shared memory)
 #endif
+#ifndef KVSPLIT
+#define KVSPLIT 0  // 1: each K and V chunk split once by the block (hi in place, lo beside)
+#endif
 #define BM (16 * WARPS)
 #define NT (32 * WARPS)
 #define KP (D + 4)
@@ -104,6 +107,20 @@ __device__ __forceinline__ void split(float x, unsigned& hi, unsigned& lo) {
 #endif
 }
 
+// four consecutive elements split in place: hi words where they were, lo words to `lo`
+__device__ __forceinline__ void split4(float* x, float* lo) {
+  float4 v = *(float4*)x;
+  unsigned h[4], l[4];
+  split(v.x, h[0], l[0]);
+  split(v.y, h[1], l[1]);
+  split(v.z, h[2], l[2]);
+  split(v.w, h[3], l[3]);
+  *(float4*)x = make_float4(__uint_as_float(h[0]), __uint_as_float(h[1]), __uint_as_float(h[2]),
+                            __uint_as_float(h[3]));
+  *(float4*)lo = make_float4(__uint_as_float(l[0]), __uint_as_float(l[1]), __uint_as_float(l[2]),
+                             __uint_as_float(l[3]));
+}
+
 __device__ __forceinline__ void mma3(float* c, const unsigned* ah, const unsigned* al,
                                      const unsigned* bh, const unsigned* bl) {
 #if SPLIT == 3
@@ -136,6 +153,8 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
   float* Vs = Ks + 2 * BN * KP;    // [2][BN][VP]
   float* Ps = Vs + 2 * BN * VP;    // [WARPS][16][PP]
   float* Ql = Ps + WARPS * 16 * PP;  // [BM][KP] (QSPLIT: Q's lo words; Qs holds the hi)
+  float* Kl = Ql + (QSPLIT ? BM * KP : 0);  // [BN][KP] (KVSPLIT: this chunk's lo words)
+  float* Vl = Kl + BN * KP;                 // [BN][VP]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, gid = lane / 4, t4 = lane % 4;
   const int h = blockIdx.y, hk = h / (H / HKV);
   const int qb = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -187,8 +206,16 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
-    const float* Kb = Ks + buf * BN * KP;
-    const float* Vb = Vs + buf * BN * VP;
+    float* Kb = Ks + buf * BN * KP;
+    float* Vb = Vs + buf * BN * VP;
+#if KVSPLIT
+    for (int f = tid; f < BN * D / 4; f += NT) {
+      const int r = f / (D / 4), c = f % (D / 4) * 4;
+      split4(&Kb[r * KP + c], &Kl[r * KP + c]);
+      split4(&Vb[r * VP + c], &Vl[r * VP + c]);
+    }
+    __syncthreads();
+#endif
 
     float s[BN / 8][4];
 #pragma unroll
@@ -215,8 +242,15 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
 #pragma unroll
       for (int n = 0; n < BN / 8; ++n) {
         unsigned bh[2], bl[2];
+#if KVSPLIT
+        bh[0] = __float_as_uint(Kb[(n * 8 + gid) * KP + kk + t4]);
+        bh[1] = __float_as_uint(Kb[(n * 8 + gid) * KP + kk + t4 + 4]);
+        bl[0] = __float_as_uint(Kl[(n * 8 + gid) * KP + kk + t4]);
+        bl[1] = __float_as_uint(Kl[(n * 8 + gid) * KP + kk + t4 + 4]);
+#else
         split(Kb[(n * 8 + gid) * KP + kk + t4], bh[0], bl[0]);
         split(Kb[(n * 8 + gid) * KP + kk + t4 + 4], bh[1], bl[1]);
+#endif
         mma3(s[n], ah, al, bh, bl);
       }
     }
@@ -270,8 +304,15 @@ extern "C" __global__ void __launch_bounds__(NT) fa(const float* __restrict__ q,
 #pragma unroll
       for (int n = 0; n < D / 8; ++n) {
         unsigned bh[2], bl[2];
+#if KVSPLIT
+        bh[0] = __float_as_uint(Vb[(kk + t4) * VP + n * 8 + gid]);
+        bh[1] = __float_as_uint(Vb[(kk + t4 + 4) * VP + n * 8 + gid]);
+        bl[0] = __float_as_uint(Vl[(kk + t4) * VP + n * 8 + gid]);
+        bl[1] = __float_as_uint(Vl[(kk + t4 + 4) * VP + n * 8 + gid]);
+#else
         split(Vb[(kk + t4) * VP + n * 8 + gid], bh[0], bl[0]);
         split(Vb[(kk + t4 + 4) * VP + n * 8 + gid], bh[1], bl[1]);
+#endif
         mma3(o[n], ah, al, bh, bl);
       }
     }

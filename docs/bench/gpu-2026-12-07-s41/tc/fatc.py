@@ -25,35 +25,32 @@ from fa import time_us  # noqa: E402
 SOURCE = (HERE / "fatc.cu").read_text()
 # (name, heads, kv heads, S, D, causal, [(BN, WARPS, SPLIT, FAST[, QSPLIT]), ...]); FAST also
 # sets EXP2 (fatc.cu: the cheap split, Q prescaled for exp2f; FAST=0 is call 3's kernel);
-# QSPLIT=1 splits Q once as it is staged
+# QSPLIT=1 splits Q once as it is staged; KVSPLIT=1 each K and V chunk once by the block
 CASES = [
-    (
-        "d128-S2048-causal",
-        16,
-        16,
-        2048,
-        128,
-        True,
-        [(64, 4, 3, 1), (64, 4, 3, 1, 1), (32, 4, 3, 1, 1), (64, 4, 1, 1)],
-    ),
-    ("d64-S1000-full", 8, 8, 1000, 64, False, [(64, 4, 3, 1), (64, 4, 3, 1, 1), (64, 2, 3, 1, 1)]),
-    ("d64-S4096-causal-gqa", 32, 8, 4096, 64, True, [(64, 4, 3, 1), (64, 4, 3, 1, 1)]),
-    ("tinyllama-S512", 32, 4, 512, 64, True, [(64, 4, 3, 1), (64, 4, 3, 1, 1), (64, 2, 3, 1, 1)]),
-    ("qwen-S512", 28, 4, 512, 128, True, [(64, 4, 3, 1), (64, 4, 3, 1, 1), (32, 2, 3, 1, 1)]),
+    ("d128-S2048-causal", 16, 16, 2048, 128, True, [(64, 4, 3, 1), (32, 4, 3, 1, 0, 1), (32, 8, 3, 1, 0, 1)]),
+    ("d64-S1000-full", 8, 8, 1000, 64, False, [(64, 4, 3, 1), (64, 4, 3, 1, 0, 1)]),
+    ("d64-S4096-causal-gqa", 32, 8, 4096, 64, True, [(64, 4, 3, 1), (64, 4, 3, 1, 0, 1), (64, 8, 3, 1, 0, 1)]),
+    ("tinyllama-S512", 32, 4, 512, 64, True, [(64, 4, 3, 1), (64, 4, 3, 1, 0, 1)]),
+    ("qwen-S512", 28, 4, 512, 128, True, [(64, 4, 3, 1), (32, 4, 3, 1, 0, 1)]),
 ]
 
 
-def build(d: int, bn: int, warps: int, causal: bool, split: int, fast: int = 1, qsplit: int = 0):
+def build(
+    d: int, bn: int, warps: int, causal: bool, split: int, fast: int = 1, qsplit: int = 0,
+    kvsplit: int = 0,
+):
     head = (
         f"#define D {d}\n#define BN {bn}\n#define WARPS {warps}\n#define CAUSAL {int(causal)}\n"
         f"#define SPLIT {split}\n#define FAST {fast}\n#define EXP2 {fast}\n#define QSPLIT {qsplit}\n"
+        f"#define KVSPLIT {kvsplit}\n"
     )
     return compile_cuda(head + SOURCE)
 
 
-def shared_bytes(d: int, bn: int, warps: int, qsplit: int = 0) -> int:
+def shared_bytes(d: int, bn: int, warps: int, qsplit: int = 0, kvsplit: int = 0) -> int:
     q_rows = 16 * warps * (2 if qsplit else 1)
-    return 4 * (q_rows * (d + 4) + 2 * bn * (d + 4) + 2 * bn * (d + 8) + warps * 16 * (bn + 4))
+    kv = (3 if kvsplit else 2) * bn * (2 * d + 12)
+    return 4 * (q_rows * (d + 4) + kv + warps * 16 * (bn + 4))
 
 
 def main() -> None:
@@ -80,12 +77,12 @@ def main() -> None:
                 f"eager (k, v repeated before): {t_eager:.1f} us, {flops / t_eager / 1e6:.1f} TFLOP/s"
             )
         for bn, warps, split, fast, *more in shapes:
-            qsplit = more[0] if more else 0
-            compiled = build(d, bn, warps, causal, split, fast, qsplit)
+            qsplit, kvsplit = (list(more) + [0, 0])[:2]
+            compiled = build(d, bn, warps, causal, split, fast, qsplit, kvsplit)
             res = compiled.resources["fa"]
-            shared = shared_bytes(d, bn, warps, qsplit)
+            shared = shared_bytes(d, bn, warps, qsplit, kvsplit)
             line = (
-                f"BN {bn} warps {warps} {'3xTF32' if split == 3 else 'TF32'} fast {fast} qsplit {qsplit}: "
+                f"BN {bn} warps {warps} {'3xTF32' if split == 3 else 'TF32'} fast {fast} qsplit {qsplit} kvsplit {kvsplit}: "
                 f"{res.registers} "
                 f"registers, spills {res.spill_stores}, {shared} B shared"
             )
