@@ -451,7 +451,7 @@ def _compile_layers_once(program, arch, cache, imported, restack, stages):
 def _device_of(inputs: Any) -> torch.device | None:
     """The device of the first tensor among ``inputs``; with none (a program of numbers
     only, a window function say) the current CUDA device, where there is one."""
-    for leaf in pytree.tree_leaves(inputs):
+    for leaf in _leaves(inputs):
         if isinstance(leaf, torch.Tensor):
             return leaf.device
     if torch.cuda.is_available():
@@ -459,9 +459,15 @@ def _device_of(inputs: Any) -> torch.device | None:
     return None
 
 
-def _flat(inputs: tuple) -> bool:
-    """Whether ``inputs`` are tensors only (their own pytree leaves, in order)."""
-    return all(isinstance(x, torch.Tensor) for x in inputs)
+def _flat(inputs: Any) -> bool:
+    """Whether ``inputs`` is a tuple or list of tensors only (its own pytree leaves)."""
+    return isinstance(inputs, tuple | list) and all(isinstance(x, torch.Tensor) for x in inputs)
+
+
+def _leaves(inputs: Any) -> list:
+    """``inputs``' pytree leaves; a flat sequence of tensors as it is, without the walk
+    (a call's common case: the walk costs microseconds)."""
+    return list(inputs) if _flat(inputs) else pytree.tree_leaves(inputs)
 
 
 def _dense(leaf: Any) -> Any:
@@ -504,12 +510,10 @@ class Compiled:
         """The program's arguments for these user inputs: the inputs themselves, the
         module's parameters and buffers (the very tensors, no copy) and the program's
         lifted constants (moved to the inputs' device once)."""
-        users = list(inputs) if _flat(inputs) else pytree.tree_leaves(inputs)
+        users = _leaves(inputs)
         if len(users) != self.num_user_inputs:
             raise TypeError(f"expected {self.num_user_inputs} input tensors, got {len(users)}")
-        device = (
-            users[0].device if users and isinstance(users[0], torch.Tensor) else _device_of(users)
-        )
+        device = _device_of(users)
         it = iter(users)
         args: list[torch.Tensor] = []
         for spec in self.inputs:
@@ -546,14 +550,14 @@ class Compiled:
     def check(self, *inputs: torch.Tensor) -> None:
         """The user inputs checked (an ``InputError`` naming the input), before the
         module's own tensors are."""
-        from deplodock.backends.cuda.runtime import _fits, check_tensor
+        from deplodock.backends.cuda.runtime import check_tensor, fits
 
-        users = list(inputs) if _flat(inputs) else pytree.tree_leaves(inputs)
+        users = _leaves(inputs)
         if len(users) != self.num_user_inputs:
             raise TypeError(f"expected {self.num_user_inputs} input tensors, got {len(users)}")
         specs = [spec for spec in self.inputs if spec.kind == "input"]
         for k, (spec, tensor) in enumerate(zip(specs, users, strict=True)):
-            if not _fits(tensor, spec.shape, spec.dtype):
+            if not fits(tensor, spec.shape, spec.dtype):
                 check_tensor(f"input {k} (%{spec.name})", tensor, spec.shape, spec.dtype)
 
     def __call__(self, *inputs: Any) -> Any:

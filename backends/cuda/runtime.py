@@ -684,7 +684,7 @@ def check_inputs(plan: ExecutionPlan, inputs: Sequence[object]) -> list[torch.Te
     checked: list[torch.Tensor] = []
     for k, tensor in enumerate(inputs):
         info = plan.values[k]
-        if not _fits(tensor, info.shape, info.dtype):
+        if not fits(tensor, info.shape, info.dtype):  # the message only for a misfit
             check_tensor(f"argument {k} (%{info.name})", tensor, info.shape, info.dtype)
         if device is None:
             device = tensor.device
@@ -704,6 +704,8 @@ def check_tensor(
 ) -> torch.Tensor:
     """``tensor`` if it is a tensor of ``shape`` and ``dtype``, contiguous, on a CUDA
     device (checked in that order), else an ``InputError`` about ``what``."""
+    if fits(tensor, shape, dtype):
+        return tensor
     # the messages are built only on failure: a call checks every argument, every time
     if not isinstance(tensor, torch.Tensor):
         want = f"{_shape_text(shape)} {dtype_text(dtype)}"
@@ -727,9 +729,9 @@ def check_tensor(
     return tensor
 
 
-def _fits(tensor: object, shape: tuple[int, ...], dtype: torch.dtype) -> bool:
-    """Whether ``check_tensor`` would pass ``tensor``, tested without a message (the
-    common case of a call: its caller then calls ``check_tensor`` for the error)."""
+def fits(tensor: object, shape: tuple[int, ...], dtype: torch.dtype) -> bool:
+    """Whether ``check_tensor`` passes ``tensor``, tested without building a message
+    (a caller that formats ``what`` per argument tests this first)."""
     return (
         isinstance(tensor, torch.Tensor)
         and tensor.dtype == dtype
