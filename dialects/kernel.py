@@ -91,6 +91,7 @@ from deplodock.dialects.affine_syntax import (
     value_ranges,
 )
 from deplodock.dialects.loop import KernelBase, StridedForBase
+from deplodock.dialects.mma import MmaBase
 from deplodock.dialects.scope import check_block
 from deplodock.dialects.tile import min_blocks_per_sm, verify_schedule_attributes
 from deplodock.dialects.tma import (
@@ -517,6 +518,26 @@ class ShflXorOp(IRDLOperation):
         op = cls(parser.resolve_operand(value, type_), offset)
         op.attributes.update(attrs)
         return op
+
+
+@irdl_op_definition
+class MmaOp(MmaBase):
+    """``kernel.mma``: a warp's tensor-core product (``dialects/mma.py``), from ``tile.mma``;
+    emitted as ``mma.sync`` (three of them for tf32x3). The block's threads must be whole
+    warps."""
+
+    name = "kernel.mma"
+
+    def verify_(self) -> None:
+        super().verify_()
+        parent = self.parent_op()
+        while parent is not None and not isinstance(parent, KernelOp):
+            parent = parent.parent_op()
+        if parent is not None and math.prod(parent.block_shape) % 32:
+            raise VerifyException(
+                f"kernel.mma: a block of {math.prod(parent.block_shape)} threads is not whole "
+                "warps of 32; a tensor-core product needs every lane of a warp"
+            )
 
 
 @irdl_op_definition
@@ -1178,6 +1199,7 @@ Kernel = Dialect(
         LocalOp,
         BarrierOp,
         ShflXorOp,
+        MmaOp,
         ForOp,
         YieldOp,
         LoadOp,

@@ -338,9 +338,7 @@ class SoftmaxSumOp(IRDLOperation):
         values_type = parser.parse_type()
         parser.parse_punctuation("->")
         result_type = parser.parse_type()
-        operands = parser.resolve_operands(
-            [scores, values], [scores_type, values_type], parser.pos
-        )
+        operands = parser.resolve_operands([scores, values], [scores_type, values_type], parser.pos)
         return cls.create(
             operands=operands,
             result_types=[result_type],

@@ -85,6 +85,7 @@ from deplodock.dialects.loop import (
     KernelBase,
     StridedForBase,
 )
+from deplodock.dialects.mma import MmaBase
 from deplodock.dialects.scope import check_block
 from deplodock.dialects.tma import SWIZZLE_CHUNK, SWIZZLE_SPANS, TMA_ALIGNMENT, tma_box_rule
 from deplodock.target import MAX_SHARED_BYTES
@@ -1106,4 +1107,26 @@ def stored_shape(box: Sequence[int], transpose: bool, pad: int, split: int = 0) 
     return tuple(shape)
 
 
-Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp, StageOp, ShareOp], [ScheduleAttr])
+@irdl_op_definition
+class MmaOp(MmaBase):
+    """``tile.mma``: a warp's tensor-core product (``dialects/mma.py``); the kernel's
+    threads must be whole warps, since every lane of a warp holds part of each operand."""
+
+    name = "tile.mma"
+
+    def verify_(self) -> None:
+        super().verify_()
+        kernel = self.parent_op()
+        while kernel is not None and not isinstance(kernel, KernelOp):
+            kernel = kernel.parent_op()
+        if kernel is None:
+            raise VerifyException("tile.mma: outside a tile.kernel")
+        placed = all(b != "free" for _, _, b in kernel.axes)
+        if placed and kernel.threads_per_block() % WARP:
+            raise VerifyException(
+                f"tile.mma: the kernel's {kernel.threads_per_block()} threads per block are "
+                f"not whole warps of {WARP}; a tensor-core product needs every lane of a warp"
+            )
+
+
+Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp, StageOp, ShareOp, MmaOp], [ScheduleAttr])

@@ -266,6 +266,42 @@ __device__ __forceinline__ double minimum(double a, double b) {
 """
 
 
+MMA_HELPERS = """\
+// kernel.mma m16n8k8 (dialects/mma.py): a warp's D = A B + C on the tensor cores, fp32
+// registers read as tf32. tf32x3 splits each operand x = hi + lo: hi is x plus half a
+// tf32 ulp (the tensor core drops the low 13 bits: x rounded), lo = x - hi rounded, read
+// truncated; D = a_lo b_hi + a_hi b_lo + a_hi b_hi + C.
+__device__ __forceinline__ float4 dd_mma_tf32(unsigned a0, unsigned a1, unsigned a2,
+    unsigned a3, unsigned b0, unsigned b1, float4 c) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(c.x), "+f"(c.y), "+f"(c.z), "+f"(c.w)
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  return c;
+}
+__device__ __forceinline__ unsigned dd_tf32_hi(float x) { return __float_as_uint(x) + 0x1000u; }
+__device__ __forceinline__ unsigned dd_tf32_lo(float x) {
+  return __float_as_uint(x - __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u));
+}
+__device__ __forceinline__ float4 dd_mma_m16n8k8_tf32(float a0, float a1, float a2, float a3,
+    float b0, float b1, float c0, float c1, float c2, float c3) {
+  return dd_mma_tf32(__float_as_uint(a0), __float_as_uint(a1), __float_as_uint(a2),
+      __float_as_uint(a3), __float_as_uint(b0), __float_as_uint(b1),
+      make_float4(c0, c1, c2, c3));
+}
+__device__ __forceinline__ float4 dd_mma_m16n8k8_tf32x3(float a0, float a1, float a2,
+    float a3, float b0, float b1, float c0, float c1, float c2, float c3) {
+  float4 d = make_float4(c0, c1, c2, c3);
+  d = dd_mma_tf32(dd_tf32_lo(a0), dd_tf32_lo(a1), dd_tf32_lo(a2), dd_tf32_lo(a3),
+      dd_tf32_hi(b0), dd_tf32_hi(b1), d);
+  d = dd_mma_tf32(dd_tf32_hi(a0), dd_tf32_hi(a1), dd_tf32_hi(a2), dd_tf32_hi(a3),
+      dd_tf32_lo(b0), dd_tf32_lo(b1), d);
+  return dd_mma_tf32(dd_tf32_hi(a0), dd_tf32_hi(a1), dd_tf32_hi(a2), dd_tf32_hi(a3),
+      dd_tf32_hi(b0), dd_tf32_hi(b1), d);
+}
+"""
+
+
 TENSOR_MAP_TYPE = "TmaDescriptor"
 TENSOR_MAP_STRUCT = f"""\
 // A tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded on the host by
@@ -503,6 +539,8 @@ def _with_preamble(text: str) -> str:
         header.append("#include <cuda_bf16.h>")
     if TENSOR_MAP_TYPE in text:
         header.append(TENSOR_MAP_STRUCT)
+    if "dd_mma_" in text:
+        header.append(MMA_HELPERS)
     return "\n".join(header) + "\n\n" + text + "\n"
 
 
@@ -1032,6 +1070,17 @@ class _KernelEmitter:
             op.result, f"__shfl_xor_sync(0xffffffff, {self.ref(op.value)}, {op.offset.data})"
         )
 
+    def mma(self, op: kernel.MmaOp) -> None:
+        """One ``dd_mma_<shape>_<precision>`` call (``MMA_HELPERS``); D's registers read
+        out of its float4."""
+        operands = ", ".join(self.ref(v) for v in (*op.a, *op.b, *op.c))
+        packed = self._fresh("mma", "mma")
+        self.line(
+            f"const float4 {packed} = dd_mma_{op.shape.data}_{op.precision.data}({operands});"
+        )
+        for result, lane in zip(op.d, "xyzw", strict=True):
+            self.define(result, f"{packed}.{lane}")
+
     def access(self, buffer: SSAValue, map: AffineMap, indices: Sequence[SSAValue]) -> str:
         type_ = buffer.type
         assert isinstance(type_, MemRefType)
@@ -1498,6 +1547,7 @@ _HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = 
     kernel.LocalOp: _KernelEmitter.local,
     kernel.BarrierOp: _KernelEmitter.barrier,
     kernel.ShflXorOp: _KernelEmitter.shfl_xor,
+    kernel.MmaOp: _KernelEmitter.mma,
     kernel.LoadOp: _KernelEmitter.load,
     kernel.CpAsyncOp: _KernelEmitter.cp_async,
     kernel.CpAsyncCommitOp: _KernelEmitter.cp_async_commit,

@@ -129,6 +129,7 @@ from deplodock.dialects.interpreters.tile import (
     run_strided_loop,
     scatter,
 )
+from deplodock.dialects.mma import mma_arrays
 
 WARP = 32
 LANES = 1 << 15
@@ -706,6 +707,25 @@ class KernelBodyFunctions(SimtFunctions):
             )
         value = state.full(args[0])
         return (value[:, np.minimum(source, threads - 1)],)
+
+    @impl(kernel.MmaOp)
+    def run_mma(self, interpreter: Interpreter, op: kernel.MmaOp, args: tuple):
+        """A warp's tensor-core product (``mma.mma_arrays``) over each warp of 32 threads;
+        every lane of a warp must run it (verified: the block is whole warps)."""
+        state = self.state
+        blocks, threads = state.lanes.shape
+        by_warp = state.active().reshape(blocks, threads // WARP, WARP)
+        split = by_warp.any(axis=2) & ~by_warp.all(axis=2)
+        if split.any():
+            i, w = (int(x) for x in np.argwhere(split)[0])
+            raise Divergence(
+                f"{op_text(op)}: only part of warp {w} of {state.lanes.block(i)} runs the "
+                "tensor-core product"
+            )
+        regs = [state.full(v).reshape(blocks, threads // WARP, WARP) for v in args]
+        n_a, n_b = len(op.a), len(op.b)
+        d = mma_arrays(regs[:n_a], regs[n_a : n_a + n_b], regs[n_a + n_b :], op.precision.data)
+        return tuple(r.reshape(blocks, threads) for r in d)
 
     @impl(kernel.ForOp)
     def run_for(self, interpreter: Interpreter, op: kernel.ForOp, args: tuple):

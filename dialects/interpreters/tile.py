@@ -49,6 +49,7 @@ the tables of this module; the loop level's global implementations stay untouche
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from io import StringIO
@@ -75,6 +76,7 @@ from deplodock.dialects.combine import combine_kind, reduce_arrays, step_arrays
 from deplodock.dialects.interpreters.loop import guarded_indices, poisoned
 from deplodock.dialects.interpreters.scalar import ScalarFunctions, numpy_dtype
 from deplodock.dialects.loop import vector_of
+from deplodock.dialects.mma import WARP, mma_arrays
 
 TILE_LANES = 1 << 18
 """Most lanes a tile kernel vectorises at once; beyond, outer block/free axes iterate."""
@@ -610,6 +612,48 @@ class TileBodyFunctions(SimtFunctions):
         return tuple(
             np.asarray(total).astype(numpy_dtype(r.type), copy=False)
             for total, r in zip(totals, op.results, strict=True)
+        )
+
+    @impl(tile.MmaOp)
+    def run_mma(self, interpreter: Interpreter, op: tile.MmaOp, args: tuple[Any, ...]):
+        """A warp's tensor-core product (``mma.mma_arrays``). The warps are the block's
+        threads taken 32 at a time in ``materialize``'s order (thread axes row-major, the
+        last fastest); a mask that splits a warp is an error, as on the GPU."""
+        kernel = op.parent_op()
+        while kernel is not None and not isinstance(kernel, tile.KernelOp):
+            kernel = kernel.parent_op()
+        assert kernel is not None  # the verifier's
+        dims = [k for k, (_, _, binding) in enumerate(kernel.axes) if binding == "thread"]
+        shape = self.state.lanes.shape
+        threads = math.prod(shape[k] for k in dims)
+        if not dims or threads % WARP:
+            raise SimtError(f"{op_text(op)}: {threads} threads are not whole warps of {WARP}")
+
+        def warps(value: Any) -> np.ndarray:
+            full = np.broadcast_to(np.asarray(value), shape)
+            moved = np.moveaxis(full, dims, list(range(len(shape) - len(dims), len(shape))))
+            return moved.reshape(*moved.shape[: len(shape) - len(dims)], threads // WARP, WARP)
+
+        if self.state.mask is not None:
+            active = warps(self.state.active())
+            split = active.any(axis=-1) & ~active.all(axis=-1)
+            if split.any():
+                raise Divergence(
+                    f"{op_text(op)}: only part of a warp runs the tensor-core product "
+                    f"(warp {int(np.argwhere(split)[0][-1])} of the block)"
+                )
+        n_a, n_b = len(op.a), len(op.b)
+        regs = [warps(v) for v in args]
+        d = mma_arrays(regs[:n_a], regs[n_a : n_a + n_b], regs[n_a + n_b :], op.precision.data)
+        kept = [shape[k] for k in range(len(shape)) if k not in dims]
+        back = len(shape) - len(dims)
+        return tuple(
+            np.moveaxis(
+                r.reshape(*kept, *(shape[k] for k in dims)),
+                list(range(back, len(shape))),
+                dims,
+            )
+            for r in d
         )
 
 

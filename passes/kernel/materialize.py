@@ -38,6 +38,8 @@ primitives.
   barriers (the first only inside a loop: the previous iteration's reads finish first).
   Loads of the result read the array.
 
+* **``tile.mma``** becomes ``kernel.mma`` (the same warp-level product; ``dialects/mma.py``).
+
 A K loop whose slabs are double-buffered is rotated by ``stage_fills.lower_buffered``
 (synchronously, by register prefetch, by ``cp.async``, by both in one loop, or by TMA:
 ``tma_fills``).
@@ -477,6 +479,18 @@ class LowerStridedFor(RewritePattern):
         rewriter.replace(op, new)
 
 
+class LowerMma(RewritePattern):
+    """``tile.mma`` → ``kernel.mma``: the same warp-level product, same registers."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.MmaOp, rewriter: PatternRewriter) -> None:
+        if not _inside_kernel(op):
+            return
+        new = kernel.MmaOp(op.a, op.b, op.c, op.precision.data, op.shape.data)
+        new.attributes.update(op.attributes)
+        rewriter.replace(op, new)
+
+
 class LowerAccess(RewritePattern):
     """``loop.load``/``loop.store``/``loop.yield`` → their ``kernel`` twins, same indices."""
 
@@ -522,7 +536,7 @@ class Materialize(ModulePass):
         ).rewrite_module(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [LowerLoopFor(), LowerStridedFor(), LowerAccess()], dce_enabled=False
+                [LowerLoopFor(), LowerStridedFor(), LowerMma(), LowerAccess()], dce_enabled=False
             ),
         ).rewrite_module(op)
         # Index math and constants the rewrites left unused (a staged load no longer
