@@ -85,7 +85,7 @@ from deplodock.dialects.loop import (
     KernelBase,
     StridedForBase,
 )
-from deplodock.dialects.mma import MmaBase
+from deplodock.dialects.mma import PRECISIONS, MmaBase
 from deplodock.dialects.scope import check_block
 from deplodock.dialects.tma import SWIZZLE_CHUNK, SWIZZLE_SPANS, TMA_ALIGNMENT, tma_box_rule
 from deplodock.target import MAX_SHARED_BYTES
@@ -246,7 +246,7 @@ SELECT_MERGE = "select_merge"
 
 SCHEDULE_DEFAULTS: dict[str, Any] = {
     "threads_m": 0, "threads_n": 0, "k_chunk": 0, "splits": 1, "resident": 1, "unroll": 0,
-    "fill": "", "planned": 0, "stores": 1,
+    "fill": "", "planned": 0, "stores": 1, "mma": "",
 }  # fmt: skip
 """``ScheduleAttr``'s fields after the register tile, with the value an omitted one has."""
 _LISTS = (("thread", ("tm", "tn")), ("threads", ("threads_m", "threads_n")))
@@ -273,9 +273,12 @@ class ScheduleAttr(ParametrizedAttribute):
     * ``planned``: decided (by ``split-matmul-k``) but not yet applied by ``register-tile``;
     * ``stores``: outputs a thread writes at once from a row of its register tile, 1 or 4
       (the emitter's float4 stores, ``emit.packed_stores``: where the output is most of a
-      memory-bound product's traffic, ``schedule.matmul.stores_for``).
+      memory-bound product's traffic, ``schedule.matmul.stores_for``);
+    * ``mma``: the K loop's products run on tensor cores at this precision (``tf32x3`` or
+      ``tf32``, ``dialects/mma.py``), each warp a grid of m16n8k8 tiles (``mma-contract``);
+      absent: fp32 FMAs.
 
-    Omitted fields print nothing and read back as their defaults (0, 1, 1, 0, "", no, 1).
+    Omitted fields print nothing and read back as their defaults (0, 1, 1, 0, "", no, 1, "").
     """
 
     name = "tile.schedule"
@@ -291,6 +294,7 @@ class ScheduleAttr(ParametrizedAttribute):
     fill: StringAttr
     planned: IntAttr
     stores: IntAttr
+    mma: StringAttr
 
     @staticmethod
     def make(tm: int, tn: int, **fields: Any) -> ScheduleAttr:
@@ -357,6 +361,8 @@ class ScheduleAttr(ParametrizedAttribute):
             problems.append("planned is 0 or 1")
         if v["stores"] not in (1, 4) or v["tn"] % v["stores"]:
             problems.append("stores is 1 or 4, and divides the tile's columns")
+        if v["mma"] not in ("", *PRECISIONS):
+            problems.append(f"mma is one of {', '.join(PRECISIONS)}")
         if problems:
             raise VerifyException(f"tile.schedule: {'; '.join(problems)}, got {self}")
 
@@ -371,6 +377,8 @@ class ScheduleAttr(ParametrizedAttribute):
                 parts.append(f"{key} = {v[key]}")
         if v["fill"]:
             parts.append(f"fill = {v['fill']}")
+        if v["mma"]:
+            parts.append(f"mma = {v['mma']}")
         printer.print_string(f"<{', '.join(parts)}>")
 
     @classmethod
@@ -394,12 +402,12 @@ class ScheduleAttr(ParametrizedAttribute):
                 fields[a], fields[b] = values
             elif word in _SCALARS:
                 fields[word] = parser.parse_integer()
-            elif word == "fill":
-                fields["fill"] = parser.parse_identifier()
+            elif word in ("fill", "mma"):
+                fields[word] = parser.parse_identifier()
             else:
                 parser.raise_error(
                     f"tile.schedule: unknown field '{word}' (planned, thread, threads, "
-                    f"{', '.join(_SCALARS)}, fill)"
+                    f"{', '.join(_SCALARS)}, fill, mma)"
                 )
 
         parser.parse_comma_separated_list(parser.Delimiter.ANGLE, parse_field)

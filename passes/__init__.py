@@ -52,6 +52,7 @@ PIPELINE: tuple[tuple[str, int, str, str], ...] = (
     ),
     ("tile", 18, "vectorize", "deplodock.passes.tile.vectorize:Vectorize"),
     ("tile", 5, "blockify-launch", "deplodock.passes.tile.blockify_launch:BlockifyLaunch"),
+    ("tile", 25, "mma-contract", "deplodock.passes.tile.mma_contract:MmaContract"),
     (
         "tile",
         9,
