@@ -250,3 +250,18 @@ def test_bad_options_are_refused() -> None:
         get_pass("mma-contract")(precision="fp8").apply(make_context(), ModuleOp([]))
     with pytest.raises(DiagnosticException, match="no tf32 tensor-core product"):
         get_pass("mma-contract")(precision="tf32", arch="sm_75").apply(make_context(), ModuleOp([]))
+
+
+def test_fragment_reads_get_a_conflict_free_pitch() -> None:
+    """An [m][k] slab read at (g, t) is padded to a pitch of 4 mod 8 floats, a [k][n] one
+    read at (t, g) to 8 mod 16: the 32 lanes of a warp on 32 banks (``pad_smem``)."""
+    from deplodock.api import lower as api_lower
+    from deplodock.pipeline import lower
+
+    inputs = (torch.randn(64, 64), torch.randn(64, 128))
+    module = api_lower(_Matmul(), *inputs, to="loop")
+    options = {"mma-contract": get_pass("mma-contract")(precision="tf32x3")}
+    lower(module, "tile", options=options, guard=False)
+    text = str(module)
+    assert "box [32, 16] pad 4" in text and "memref<32x20xf32>" in text  # a: [m][k]
+    assert "box [16, 64] pad 8" in text and "memref<16x72xf32>" in text  # b: [k][n]

@@ -13,12 +13,21 @@ serialise. Padding each stored row by ``P`` floats shifts consecutive rows by ``
 
 The loads it serves keep their indices: the padding is never read. The decision is
 ``pad_for``; the ``pad`` option overrides it (0 removes nothing already padded).
+
+A kernel whose products run on tensor cores (``mma-contract``) reads its slabs by
+fragments: lane ``(g, t)`` of a warp reads row ``g`` and column ``t`` of an ``[m][k]``
+slab, or row ``t`` and column ``g`` of a ``[k][n]`` one, and no pitch that is a multiple
+of 32 keeps those 32 reads on 32 banks. ``fragment_pad`` takes the smallest pad (in 16-byte
+steps, so cp.async rows stay aligned) for which every load of the slab is conflict-free,
+found by evaluating the loads' indices for the 32 lanes of a warp (``tile.mma``'s layout:
+the kernel's last two thread axes are ``g`` and ``t``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -31,10 +40,44 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import DiagnosticException
 
-from deplodock.dialects import tile
+from deplodock.dialects import loop, tile
+from deplodock.dialects.affine_syntax import eval_map
 
 BANKS = 32  # shared-memory banks of 4 bytes
 DEFAULT_PAD = 4  # floats: one 16-byte step, so rows stay float4-aligned
+
+
+def fragment_pad(stage: tile.StageOp) -> int:
+    """The smallest pad (a multiple of 4 floats below 32) that puts a warp's fragment reads
+    of ``stage`` on 32 banks, 0 where none does or the kernel is not on tensor cores."""
+    kernel = stage.parent_op()
+    while kernel is not None and not isinstance(kernel, tile.KernelOp):
+        kernel = kernel.parent_op()
+    schedule = tile.schedule_of(kernel) if kernel is not None else None
+    if schedule is None or not schedule.mma.data or stage.is_tma:
+        return 0
+    threads = [a for a, _, b in kernel.axes if b == "thread"]  # type: ignore[union-attr]
+    lane = np.arange(32)
+    values = {threads[-2]: lane // 4, threads[-1]: lane % 4}
+    loads = [u.operation for u in stage.result.uses if isinstance(u.operation, loop.LoadOp)]
+    if not loads:
+        return 0
+    box = list(stage.box_shape)
+    for pad in range(0, BANKS, 4):
+        shape = tile.stored_shape(box, stage.is_transposed, pad)
+        strides = [int(np.prod(shape[k + 1 :])) for k in range(len(shape))]
+        if all(len(set(_offsets(load, values, strides) % BANKS)) == BANKS for load in loads):
+            return pad
+    return 0
+
+
+def _offsets(load: loop.LoadOp, values: dict, strides: list[int]) -> np.ndarray:
+    """A warp's stored offsets of ``load`` (every operand but the lane's axes at 0)."""
+    args = [values.get(v, np.zeros(1, np.int64)) for v in load.indices]
+    index = eval_map(load.map.data, args)
+    return sum(np.asarray(i) * s for i, s in zip(index, strides, strict=True)) + np.zeros(
+        32, np.int64
+    )
 
 
 def pad_for(stage: tile.StageOp, pad: int) -> int:
@@ -43,7 +86,12 @@ def pad_for(stage: tile.StageOp, pad: int) -> int:
     A transposed slab whose stored row is a multiple of the bank count gets ``pad``
     (``DEFAULT_PAD``): its fill writes columns. A slab stored in the source's order is
     filled along its rows and needs none."""
-    if not stage.is_transposed or stage.padding:
+    if stage.padding:
+        return 0
+    fragments = fragment_pad(stage)
+    if fragments:
+        return fragments
+    if not stage.is_transposed:
         return 0
     return pad if stage.box_shape[0] % BANKS == 0 else 0
 
