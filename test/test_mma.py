@@ -265,3 +265,21 @@ def test_fragment_reads_get_a_conflict_free_pitch() -> None:
     text = str(module)
     assert "box [32, 16] pad 4" in text and "memref<32x20xf32>" in text  # a: [m][k]
     assert "box [16, 64] pad 8" in text and "memref<16x72xf32>" in text  # b: [k][n]
+
+
+def test_the_emitter_accumulates_on_the_tensor_core() -> None:
+    """``mma-contract``'s products of a zero C, yielded to add accumulators, are emitted
+    with the accumulators as C (no FADD after each product); the meaning stays checked by
+    the interpreters above and on the GPU (``docs/bench/gpu-2026-12-07-s42``)."""
+    import re
+
+    from deplodock.backends.cuda.emit import emit_cuda
+
+    module, _, _ = _lowered("linear", 64, 64, 128, "tf32x3")
+    source = emit_cuda(module)
+    calls = re.findall(r"dd_mma_m16n8k8_tf32x3\(([^)]*)\);", source)
+    assert calls and all("0.0f" not in call for call in calls)
+    written = re.findall(r"^\s*(\w+) = (mma\w*)\.x;", source, re.M)
+    assert len(written) == len(calls)
+    for acc, _ in written:
+        assert not re.search(rf"\b{acc} = {acc} \+", source)

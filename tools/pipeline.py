@@ -2,7 +2,7 @@
 
     torch ──decompose──▶ tensor ──lift-to-loop, fuse──▶ loop
           ──tileify, collapse-reduce, split-matmul-k, register-tile, chunk-matmul-k,
-            chunk-reduce, cooperative-reduce, vectorize, blockify-launch,
+            chunk-reduce, cooperative-reduce, vectorize, blockify-launch, mma-contract,
             permute-register-tile, stage-inputs, pad-smem, fill-k-loop,
             split-inner-for-swizzle, mark-unroll──▶ tile
           ──materialize──▶ kernel

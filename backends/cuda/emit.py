@@ -1072,14 +1072,45 @@ class _KernelEmitter:
 
     def mma(self, op: kernel.MmaOp) -> None:
         """One ``dd_mma_<shape>_<precision>`` call (``MMA_HELPERS``); D's registers read
-        out of its float4."""
-        operands = ", ".join(self.ref(v) for v in (*op.a, *op.b, *op.c))
+        out of its float4. A product of a zero C whose results are only yielded to the
+        enclosing loop's add accumulators (``mma-contract``'s) takes those accumulators as
+        C and writes them back: the tensor core adds, not four FADDs after it (one rounding
+        fewer than the IR's ``acc + (A B + 0)``, within the reassociation it already has)."""
+        into = self._mma_accumulators(op)
+        c = into if into is not None else [self.ref(v) for v in op.c]
+        operands = ", ".join([*(self.ref(v) for v in (*op.a, *op.b)), *c])
         packed = self._fresh("mma", "mma")
-        self.line(
-            f"const float4 {packed} = dd_mma_{op.shape.data}_{op.precision.data}({operands});"
-        )
-        for result, lane in zip(op.d, "xyzw", strict=True):
-            self.define(result, f"{packed}.{lane}")
+        call = f"dd_mma_{op.shape.data}_{op.precision.data}({operands})"
+        self.line(f"const float4 {packed} = {call};")
+        for k, (result, lane) in enumerate(zip(op.d, "xyzw", strict=True)):
+            if into is None:
+                self.define(result, f"{packed}.{lane}")
+            else:
+                self.line(f"{into[k]} = {packed}.{lane};")
+                self.names[result] = into[k]  # the yield sees its accumulator: no add
+
+    def _mma_accumulators(self, op: kernel.MmaOp) -> list[str] | None:
+        """The add accumulators of the enclosing reduce loop that ``op``'s results are
+        each only yielded to, when C is all zero constants; else None."""
+        loop_ = op.parent_op()
+        if not isinstance(loop_, kernel.ForOp) or not all(
+            isinstance(v.owner, arith.ConstantOp)
+            and isinstance(v.owner.value, FloatAttr)
+            and v.owner.value.value.data == 0.0
+            for v in op.c
+        ):
+            return None
+        terminator = loop_.body.block.last_op
+        names = []
+        for result in op.d:
+            uses = list(result.uses)
+            if len(uses) != 1 or uses[0].operation is not terminator:
+                return None
+            position = uses[0].index
+            if loop_.kinds[position] != "add" or loop_.results[position] not in self.names:
+                return None
+            names.append(self.names[loop_.results[position]])
+        return names if len(set(names)) == len(names) else None
 
     def access(self, buffer: SSAValue, map: AffineMap, indices: Sequence[SSAValue]) -> str:
         type_ = buffer.type
