@@ -358,12 +358,15 @@ NOT_FOR_MATMULS = frozenset(
         "tile-walk",
     }
 )
+# Matmul passes the default pipeline does not run: tensor cores (``mma-contract``) are
+# asked for; its meaning is tested on the matmuls it rewrites in test_mma.py.
+OFF_BY_DEFAULT = frozenset({"mma-contract"})
 
 
 def test_every_other_pass_changes_some_matmul_program() -> None:
     """So that the meaning test below checks each of them on something it rewrote."""
     unchanged = {p for p in PASSES if not any(_changed(stages(n), p) for n in CORPUS)}
-    assert unchanged == NOT_FOR_MATMULS
+    assert unchanged == NOT_FOR_MATMULS | OFF_BY_DEFAULT
 
 
 @pytest.mark.parametrize(("name", "pass_name"), [(n, p) for n in CORPUS for p in PASSES])
