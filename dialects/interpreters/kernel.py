@@ -337,6 +337,19 @@ class BlockSimt(Simt):
         return np.nonzero(self.active())
 
 
+def _whole_warps(op: Operation, state: BlockSimt, what: str) -> None:
+    """Raise ``Divergence`` where only part of a warp is active at ``op`` (a shuffle or a
+    tensor-core product needs every lane of its warp)."""
+    active = state.active()
+    pad = (-state.lanes.threads) % WARP
+    by_warp = np.pad(active, ((0, 0), (0, pad)), mode="edge") if pad else active
+    by_warp = by_warp.reshape(active.shape[0], -1, WARP)
+    split = by_warp.any(axis=2) & ~by_warp.all(axis=2)
+    if split.any():
+        i, w = (int(x) for x in np.argwhere(split)[0])
+        raise Divergence(f"{op_text(op)}: only part of warp {w} of {state.lanes.block(i)} {what}")
+
+
 def _race(
     op: Operation,
     state: BlockSimt,
@@ -687,16 +700,7 @@ class KernelBodyFunctions(SimtFunctions):
         state = self.state
         threads = state.lanes.threads
         active = state.active()
-        pad = (-threads) % WARP
-        by_warp = np.pad(active, ((0, 0), (0, pad)), mode="edge") if pad else active
-        by_warp = by_warp.reshape(active.shape[0], -1, WARP)
-        split = by_warp.any(axis=2) & ~by_warp.all(axis=2)
-        if split.any():
-            i, w = (int(x) for x in np.argwhere(split)[0])
-            raise Divergence(
-                f"{op_text(op)}: only part of warp {w} of {state.lanes.block(i)} executes the "
-                "full-warp shuffle"
-            )
+        _whole_warps(op, state, "executes the full-warp shuffle")
         source = np.arange(threads) ^ op.offset.data
         missing = active & (source >= threads)[None, :]
         if missing.any():
@@ -714,14 +718,7 @@ class KernelBodyFunctions(SimtFunctions):
         every lane of a warp must run it (verified: the block is whole warps)."""
         state = self.state
         blocks, threads = state.lanes.shape
-        by_warp = state.active().reshape(blocks, threads // WARP, WARP)
-        split = by_warp.any(axis=2) & ~by_warp.all(axis=2)
-        if split.any():
-            i, w = (int(x) for x in np.argwhere(split)[0])
-            raise Divergence(
-                f"{op_text(op)}: only part of warp {w} of {state.lanes.block(i)} runs the "
-                "tensor-core product"
-            )
+        _whole_warps(op, state, "runs the tensor-core product")
         regs = [state.full(v).reshape(blocks, threads // WARP, WARP) for v in args]
         n_a, n_b = len(op.a), len(op.b)
         d = mma_arrays(regs[:n_a], regs[n_a : n_a + n_b], regs[n_a + n_b :], op.precision.data)
