@@ -5,9 +5,10 @@ schedule and eager (cuBLAS fp32) in one process, each output checked against eag
 
 Variants: ``fma`` (the default pipeline), ``tc`` (the planner's tile, its products on
 tensor cores), ``tc 128x128 kN`` (the register tile forced to 8 x 8 on 16 x 16 threads,
-K chunks of N: 8 warps of 64 x 32).
+K chunks of N: 8 warps of 64 x 32). ``MMA_VARIANTS="fma,tc"`` runs only those.
 """
 
+import os
 import sys
 import warnings
 
@@ -20,12 +21,14 @@ def variants(get_pass):
     def forced(bk):
         return get_pass("register-tile")(tm=8, tn=8, threads_m=16, threads_n=16, bk=bk)
 
-    return {
+    chosen = os.environ.get("MMA_VARIANTS")
+    table = {
         "fma": None,
         "tc": {"mma-contract": mma},
         "tc 128x128 k16": {"mma-contract": mma, "register-tile": forced(16)},
         "tc 128x128 k32": {"mma-contract": mma, "register-tile": forced(32)},
     }
+    return {k: v for k, v in table.items() if not chosen or k in chosen.split(",")}
 
 
 if __name__ == "__main__":
