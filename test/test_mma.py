@@ -189,6 +189,11 @@ class _Matmul(torch.nn.Module):
         return a @ b
 
 
+class _Bmm(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.bmm(a, b)
+
+
 def _lowered(kind: str, m: int, k: int, n: int, precision: str):
     from deplodock.api import lower as api_lower
     from deplodock.pipeline import lower
@@ -204,8 +209,9 @@ def _lowered(kind: str, m: int, k: int, n: int, precision: str):
             inputs[0].numpy(),
         ]
     else:
-        module = _Matmul()
-        inputs = (torch.randn(m, k), torch.randn(k, n))
+        module = _Matmul() if kind == "matmul" else _Bmm()
+        batch = () if kind == "matmul" else (3,)
+        inputs = (torch.randn(*batch, m, k), torch.randn(*batch, k, n))
         want = (inputs[0].double() @ inputs[1].double()).numpy()
         args = [x.numpy() for x in inputs]
     lowered = api_lower(module, *inputs, to="loop")
@@ -222,6 +228,7 @@ def _lowered(kind: str, m: int, k: int, n: int, precision: str):
         ("linear", 128, 96, 256),
         ("matmul", 130, 64, 130),  # edge tiles: guarded slabs, loads and stores
         ("linear", 97, 64, 130),
+        ("bmm", 64, 48, 128),  # three products, a block axis for the batch
     ],
 )
 def test_contracted_matmuls_are_right(kind: str, m: int, k: int, n: int) -> None:
