@@ -26,7 +26,10 @@ Precision (``PRECISIONS``):
   ``lo * lo`` term is below fp32's precision). About fp32's accuracy at three tensor-core
   products; it is what PyTorch's fp32 attention runs on (CUTLASS's ``OpMultiplyAddFastF32``).
   As there, an infinite operand gives NaN (``lo = inf - inf``), and a finite one within
-  half a tf32 ulp of fp32's largest rounds ``hi`` to infinity.
+  half a tf32 ulp of fp32's largest rounds ``hi`` to infinity. The emulation sums each
+  product exactly and rounds once; the tensor core's own additions are coarser (a long
+  K accumulated in place drifted to 3e-5 on the H100, README results, session 42), which
+  is why the emitter keeps each K chunk's products in accumulators of their own.
 
 ``mma_arrays`` is the operation on numpy arrays of lanes (the interpreters'), built from
 ``FRAGMENTS`` so that the emulation, the emitter's register order and the pass that loads
