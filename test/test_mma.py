@@ -296,3 +296,27 @@ def test_the_emitter_accumulates_on_the_tensor_core() -> None:
     assert len(written) == len(calls)
     for acc, _ in written:
         assert not re.search(rf"\b{acc} = {acc} \+", source)
+
+
+def test_the_estimate_counts_a_products_flops() -> None:
+    """``--resources``' roofline and the guard see a tensor-core product's FLOPs (64 a lane
+    for m16n8k8), so a contracted matmul counts about the FMA schedule's FLOPs."""
+    import math
+
+    from deplodock.dialects import kernel
+    from deplodock.passes.tile.schedule.estimate import thread_flops
+
+    def total(precision: str) -> int:
+        from deplodock.api import lower as api_lower
+        from deplodock.pipeline import lower
+
+        module = api_lower(_Matmul(), torch.randn(64, 64), torch.randn(64, 128), to="loop")
+        options = {"mma-contract": get_pass("mma-contract")(precision=precision)}
+        lower(module, "kernel", options=options if precision else None, guard=False)
+        kernels = [k for k in module.walk() if isinstance(k, kernel.KernelOp)]
+        return sum(
+            thread_flops(k) * math.prod(k.grid_shape) * math.prod(k.block_shape) for k in kernels
+        )
+
+    fma, tc = total(""), total("tf32x3")
+    assert 2 * 64 * 64 * 128 <= tc <= 1.1 * fma

@@ -93,8 +93,17 @@ def _counted(op: Operation, counts, chains: int | None = None) -> float:
     return total
 
 
-def _costs(op: Operation) -> bool:
-    return not isinstance(op, arith.ConstantOp | affine.ApplyOp)
+def _mma_flops(op: kernel.MmaOp) -> int:
+    """A lane's share of a warp's tensor-core product: ``2 M N K / 32`` (64 for m16n8k8)."""
+    return 2 * 16 * 8 * 8 // 32
+
+
+def _costs(op: Operation) -> int:
+    """Issue slots: one an op; a tensor-core product as the FMAs it replaces (the model
+    has no tensor-core rate: it prices them no faster than FMAs, a bound from above)."""
+    if isinstance(op, kernel.MmaOp):
+        return _mma_flops(op) // 2
+    return int(not isinstance(op, arith.ConstantOp | affine.ApplyOp))
 
 
 def per_thread_ops(op: Operation) -> int:
@@ -111,6 +120,8 @@ def per_thread_chain(op: Operation) -> float:
 
 
 def _flops(op: Operation) -> int:
+    if isinstance(op, kernel.MmaOp):
+        return _mma_flops(op)
     if isinstance(op, kernel.YieldOp):  # a reduce loop's combine, one a value
         return sum(isinstance(v.type, AnyFloat) for v in op.operands)
     float_result = any(isinstance(r.type, AnyFloat) for r in op.results)
