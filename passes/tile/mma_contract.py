@@ -192,9 +192,9 @@ def _chunk_loop(kernel: tile.KernelOp, count: int) -> loop.ForOp | None:
 class _Rebuilder:
     """Clones the ops of a loop body that compute a value, with some values replaced."""
 
-    def __init__(self, body: Block, rewriter_block: Block):
-        self.body = body
-        self.out = rewriter_block
+    def __init__(self, body: Block, out: Block):
+        self.body = body  # the loop body whose ops are cloned
+        self.out = out  # the block the clones are appended to
 
     def value(self, v: SSAValue, mapping: dict[SSAValue, SSAValue], memo: dict) -> SSAValue:
         if v in mapping:
@@ -336,8 +336,32 @@ def _products(
             return None
         if xs[i] not in (None, x) or ws[j] not in (None, w):
             return None
+        # w is re-computed for the B fragment by substituting the column value itself:
+        # every value from outside the loop that it reads and that depends on a column
+        # must be that column (else the substitution would miss it).
+        for v in _read_from_outside(w, chunk.body.block):
+            if v is not cols[j] and any(on(v, c) for c in cols):
+                return None
         xs[i], ws[j] = x, w
     return xs, ws  # type: ignore[return-value]
+
+
+def _read_from_outside(value: SSAValue, body: Block) -> set[SSAValue]:
+    """The values defined outside ``body`` that the ops of ``body`` computing ``value``
+    read (``value`` itself when it is defined outside)."""
+    found: set[SSAValue] = set()
+    seen: set[Operation] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if not isinstance(owner, Operation) or owner.parent_block() is not body:
+            found.add(v)
+            continue
+        if owner not in seen:
+            seen.add(owner)
+            stack.extend(owner.operands)
+    return found
 
 
 def _contract(
