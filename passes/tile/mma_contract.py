@@ -34,8 +34,11 @@ It applies where the schedule planned the block tile, ``Tm % 8 == 0``, ``Tn % 4 
 ``TM``, ``TN`` and ``BK / 8`` whole, and the chunk loop's body is products only (each
 yield ``x * w``, ``x`` computed from the row ``i`` and K alone, ``w`` from the column
 ``j`` and K). Anything else is left to the FMA schedule. Off unless asked
-(``precision``): ``tf32x3`` keeps about fp32's accuracy (not its bits: the sums are
-reassociated), ``tf32`` does not.
+(``precision``): ``tf32x3`` keeps about fp32's accuracy per product (not its bits: the
+sums are reassociated), ``tf32`` does not. Summed in place over a whole long K on the
+tensor core, tf32x3 drifted to 3e-5 of the largest output on the H100 (session 42), so
+the emitter keeps each K chunk's products in accumulators of their own; whether that is
+back near FMA accuracy, and at what cost, is the measurement that decides the default.
 """
 
 from __future__ import annotations
