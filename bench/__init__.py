@@ -173,6 +173,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 0 rather than 2 when there is no GPU (compile only)",
     )
+    from deplodock.cli import PASS_OPTIONS_HELP
+
+    parser.add_argument(
+        "-p",
+        "--pass-options",
+        action="append",
+        default=[],
+        metavar="PASS{OPT=V}",
+        help=PASS_OPTIONS_HELP + ": every case compiled so, the report says with what",
+    )
     parser.add_argument(
         "--kernels",
         action="store_true",
@@ -675,8 +685,9 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def _compile_case(case: Case, arch: str, result: CaseResult):
-    """(captured program, CompiledProgram), or (None, None) with the failure recorded."""
+def _compile_case(case: Case, arch: str, result: CaseResult, options: dict | None = None):
+    """(captured program, CompiledProgram), or (None, None) with the failure recorded;
+    ``options``: passes configured by ``-p`` (``cli.pass_options``)."""
     from deplodock.frontends.export import import_program
     from deplodock.pipeline import compile_program
 
@@ -685,7 +696,7 @@ def _compile_case(case: Case, arch: str, result: CaseResult):
         captured = case.build()
         started = time.perf_counter()  # from here: compile time (capture excluded)
         module = import_program(captured.program).module
-        program = compile_program(module, arch=arch)
+        program = compile_program(module, arch=arch, options=options)
     except Exception as error:
         result.status, result.error = "compile failed", _describe(error)
         return None, None
@@ -917,6 +928,7 @@ def _environment(args, gpu: bool) -> dict[str, Any]:
         "rtol": args.rtol,  # None: each case's own (results.json has it per case)
         "seed": args.seed,
         "pdl": programmatic_launch_enabled(),
+        "passes": list(getattr(args, "pass_options", None) or []),  # -p: [] is the defaults
     }
 
 
@@ -944,6 +956,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.rounds < 1 or args.calls < 1:
         raise UserInputError("--rounds and --calls must be at least 1")
     fp32 = strict_fp32()  # before any baseline (or the copy and GEMM) is measured
+    from deplodock.cli import pass_options
+
+    options = pass_options(args)
 
     from deplodock.backends.cuda.driver import gpu_available
 
@@ -980,7 +995,7 @@ def run_bench(args: argparse.Namespace) -> int:
         progress.start(case.name)
         result = CaseResult.of(case)
         result.seed = (args.seed + index * 7919) % (1 << 32) if gpu else None
-        captured, program = _compile_case(case, args.arch, result)
+        captured, program = _compile_case(case, args.arch, result, options)
         if gpu and program is not None:
             try:
                 _measure_case(captured, program, result, args)

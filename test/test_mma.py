@@ -259,8 +259,8 @@ def test_tf32_is_less_accurate_than_tf32x3() -> None:
 def test_bad_options_are_refused() -> None:
     from xdsl.dialects.builtin import ModuleOp
 
-    with pytest.raises(DiagnosticException, match="precision=fp8"):
-        get_pass("mma-contract")(precision="fp8").apply(make_context(), ModuleOp([]))
+    with pytest.raises(ValueError, match="precision=fp8"):
+        get_pass("mma-contract")(precision="fp8")
     with pytest.raises(DiagnosticException, match="no tf32 tensor-core product"):
         get_pass("mma-contract")(precision="tf32", arch="sm_75").apply(make_context(), ModuleOp([]))
 
@@ -320,3 +320,19 @@ def test_the_estimate_counts_a_products_flops() -> None:
 
     fma, tc = total(""), total("tf32x3")
     assert 2 * 64 * 64 * 128 <= tc <= 1.1 * fma
+
+
+def test_bench_compiles_with_pass_options(capsys) -> None:
+    """``deplodock bench -p 'mma-contract{precision=tf32x3}'`` compiles every case so (the
+    standard report against eager and torch.compile); a bad option is a user error."""
+    from deplodock.bench import CaseResult, _compile_case, select
+    from deplodock.cli import main
+    from deplodock.dialects import kernel
+
+    (case,) = select(["proj/q/tinyllama/S32"])
+    options = {"mma-contract": get_pass("mma-contract")(precision="tf32x3")}
+    _, program = _compile_case(case, "sm_90", CaseResult.of(case), options)
+    assert any(isinstance(o, kernel.MmaOp) for k in program.kernels for o in k.walk())
+    argv = ["bench", "--filter", "proj/q/tinyllama/S32", "--no-gpu-ok"]
+    assert main([*argv, "-p", "mma-contract{precision=fp8}"]) == 1
+    assert "precision=fp8" in capsys.readouterr().err

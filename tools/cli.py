@@ -74,6 +74,13 @@ if TYPE_CHECKING:  # xDSL, the passes and torch load where a command needs them:
 EXIT_MISMATCH = EXIT_USER_ERROR  # run: deplodock's answer differs from PyTorch's
 
 
+PASS_OPTIONS_HELP = (
+    "override a pass's defaults, deplo-opt's syntax: 'chunk-reduce{chunks=1}', "
+    "'blockify-launch{block_threads=64},mark-unroll{max_chunk_trips=4}', "
+    "'mma-contract{precision=tf32x3}' (repeatable)"
+)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deplodock", description="A hackable ML compiler: PyTorch to fused CUDA kernels."
@@ -133,10 +140,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="PASS{OPT=V}",
-        help="override a pass's defaults, deplo-opt's syntax: 'chunk-reduce{chunks=1}', "
-        "'blockify-launch{block_threads=64},mark-unroll{max_chunk_trips=4}' (repeatable); a "
-        "loop kernel these leave beyond the roofline guard gets the default schedule where "
-        "that is estimated faster (-v says so)",
+        help=PASS_OPTIONS_HELP + "; a loop kernel these leave beyond the roofline guard gets "
+        "the default schedule where that is estimated faster (-v says so)",
     )
     compile_.add_argument(
         "--resources",
@@ -404,7 +409,7 @@ def _lower_by_level(module, to: str, args: argparse.Namespace, steps: _Steps, st
             report(step)
 
     levels = LEVELS[LEVELS.index(start) + 1 : LEVELS.index(to) + 1]
-    options = _pass_options(args)
+    options = pass_options(args)
     bar = None
     if steps.progress and levels:
         bar = _Bar(f"lower to {to}", len(passes_between(start, to)))
@@ -480,7 +485,7 @@ def _lower_with_progress(
     lower(module, to=level, progress=progress, arch=arch, options=options)
 
 
-def _pass_options(args: argparse.Namespace) -> dict | None:
+def pass_options(args: argparse.Namespace) -> dict | None:
     """``-p``/``--pass-options``: pass name -> the pass configured (a pass that decides
     from the hardware gets ``--arch`` unless given its own); None without any."""
     given = getattr(args, "pass_options", None)
@@ -570,7 +575,7 @@ def _compile(args: argparse.Namespace) -> int:
     # every layer lowered where each pass is printed or counted, or passes are configured
     # (-p chunk-reduce{kernels=..} may name a kernel of any layer), else a stack's template
     once = target in ("loop", "tile", "kernel") and not (
-        args.verbose or args.stats or _pass_options(args)
+        args.verbose or args.stats or pass_options(args)
     )
     module, captured = _load(args, steps, device="meta", once=once)
     start = level_of(module)
@@ -1110,7 +1115,7 @@ def _check_options(args: argparse.Namespace) -> None:
     if arch is not None and args.command in ("run", "bench"):
         _check_gpu_runs(arch)
     check_output_path(getattr(args, "output", None))
-    _pass_options(args)  # a bad one is told before any work
+    pass_options(args)  # a bad one is told before any work
 
 
 def _check_gpu_runs(arch: str) -> None:
@@ -1138,7 +1143,7 @@ def _reproduce(args: argparse.Namespace) -> Callable[[PassError], str]:
         from deplodock.pipeline import lower
 
         module, _ = _load(args, _Steps(progress=False), device="meta")
-        options = _pass_options(args)
+        options = pass_options(args)
         lower(module, to="kernel", until=error.pass_name, arch=args.arch, options=options)
         return str(module) + "\n"
 

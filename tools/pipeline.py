@@ -228,19 +228,25 @@ def apply_passes(
     memo: bool | None = None,
     arch: str | None = None,
     verifier: Verifier | None = None,
+    options: dict[str, ModulePass] | None = None,
 ) -> None:
-    """Apply the passes ``names`` with their defaults for ``arch`` (no verification between
-    them); the per-kernel ones to one kernel of each structure, copied
-    (``lower_each_kernel_once``). With a ``verifier``, each class's lowering is verified
-    whole before it is copied and the copies trusted (``Verifier.trust``): the caller's
-    ``verifier.whole(module)`` then verifies each distinct kernel once."""
-    per_kernel = _per_kernel_tail(names) if _memo(memo) else []
+    """Apply the passes ``names`` with their defaults for ``arch``, or as ``options``
+    configures them (no verification between them); the per-kernel ones to one kernel of
+    each structure, copied (``lower_each_kernel_once``). With a ``verifier``, each class's
+    lowering is verified whole before it is copied and the copies trusted
+    (``Verifier.trust``): the caller's ``verifier.whole(module)`` then verifies each
+    distinct kernel once."""
+    per_kernel = _per_kernel_tail(names, options) if _memo(memo) else []
+
+    def configured(name: str) -> ModulePass:
+        return (options or {}).get(name) or make_pass(name, arch)
+
     for name in names[: len(names) - len(per_kernel)]:
-        apply_pass(make_pass(name, arch), ctx, module, verify=None)
+        apply_pass(configured(name), ctx, module, verify=None)
 
     def run(target: ModuleOp) -> None:
         for name in per_kernel:
-            apply_pass(make_pass(name, arch), ctx, target, verify=None)
+            apply_pass(configured(name), ctx, target, verify=None)
 
     def run_verified(scratch: ModuleOp) -> None:
         run(scratch)
@@ -469,6 +475,7 @@ def compile_fitting(
     memo: bool | None = None,
     arch: str | None = None,
     restack: Restack | None = None,
+    options: dict[str, ModulePass] | None = None,
 ):
     """Lower ``module`` to the kernel level and compile it with ``compile_module`` (the
     kernel-level module → an object with ``.resources[name].spills``, e.g. a
@@ -488,14 +495,16 @@ def compile_fitting(
     layer's copies are made only when the compiled object asks (a ``CompiledProgram``
     plans, emits and compiles without them, and makes them for its ``module``): the
     returned module is then the template with the whole stack's arguments and last layer,
-    and the whole program is the compiled object's ``module``."""
+    and the whole program is the compiled object's ``module``. ``options``: passes
+    configured otherwise than by their defaults, as in ``lower`` (no roofline guard: what
+    is asked is what is compiled)."""
     from deplodock.backends.cuda.emit import emit_cuda
 
     ctx = make_context()
     lower(module, to="loop", memo=memo, arch=arch)
     rest = passes_between("loop", "kernel")
     first, rest = rest[0], rest[1:]  # tileify: after it, kernels have only free axes
-    make_pass(first, arch).apply(ctx, module)
+    ((options or {}).get(first) or make_pass(first, arch)).apply(ctx, module)
     split: list[str] = []
 
     def compile_lowered(lowered: ModuleOp, stacked: Stacked | None):
@@ -506,7 +515,7 @@ def compile_fitting(
     for _ in range(rounds + 1):
         lowered = module.clone()
         verifier = Verifier()
-        apply_passes(lowered, rest, ctx, memo=memo, arch=arch, verifier=verifier)
+        apply_passes(lowered, rest, ctx, memo=memo, arch=arch, verifier=verifier, options=options)
         verifier.whole(lowered)
         stacked = None
         if restack is not None:
@@ -556,18 +565,20 @@ def uncap(module: ModuleOp, names: Sequence[str]) -> list[str]:
     return dropped
 
 
-def compile_program(module: ModuleOp, arch: str = "sm_90", *, cache=None, restack=None):
+def compile_program(
+    module: ModuleOp, arch: str = "sm_90", *, cache=None, restack=None, options=None
+):
     """``module`` (at the loop level or above) lowered, compiled with NVRTC for ``arch`` and
     ready to run: a ``CompiledProgram``, with every fused kernel that spilled registers
     split again (``compile_fitting``; a second round compiles only the kernels that changed,
     the others are in the kernel cache). ``cache``: the kernel cache (None: the
-    environment's; False: none). ``restack``: as in ``compile_fitting``."""
+    environment's; False: none). ``restack`` and ``options``: as in ``compile_fitting``."""
     from deplodock.backends.cuda.runtime import CompiledProgram
 
     def compile_module(lowered: ModuleOp, stacked: Stacked | None = None) -> CompiledProgram:
         return CompiledProgram(lowered, arch=arch, cache=cache, stacked=stacked)
 
     _, program, _ = compile_fitting(
-        module, compile_module=compile_module, arch=arch, restack=restack
+        module, compile_module=compile_module, arch=arch, restack=restack, options=options
     )
     return program

@@ -436,11 +436,14 @@ class MmaContract(ModulePass):
     arch: str = DEFAULT_ARCH
     """The target: its ``mma`` must list tf32 (sm_80 and later)."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
+        # At construction, so that `-p` refuses it before any work (from_pass_spec).
         if self.precision not in ("", *PRECISIONS):
-            raise DiagnosticException(
-                f"mma-contract: precision={self.precision} is not one of {PRECISIONS} (or '')"
+            raise ValueError(
+                f"precision={self.precision} is not one of {PRECISIONS} (or '')"
             )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.precision:
             return
         target = pass_target(self.name, self.arch)
