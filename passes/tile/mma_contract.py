@@ -439,9 +439,7 @@ class MmaContract(ModulePass):
     def __post_init__(self) -> None:
         # At construction, so that `-p` refuses it before any work (from_pass_spec).
         if self.precision not in ("", *PRECISIONS):
-            raise ValueError(
-                f"precision={self.precision} is not one of {PRECISIONS} (or '')"
-            )
+            raise ValueError(f"precision={self.precision} is not one of {PRECISIONS} (or '')")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.precision:
