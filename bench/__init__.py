@@ -362,6 +362,11 @@ def _pdl_text(env: dict[str, Any]) -> str:
     return f"programmatic dependent launch {state}, `DEPLODOCK_PDL`"
 
 
+def _passes_text(env: dict[str, Any]) -> str:
+    """The ``-p`` options every case was compiled with, or ``defaults``."""
+    return ", ".join(f"`{p}`" for p in env.get("passes") or []) or "defaults"
+
+
 def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
     reference, basis = reference_bandwidth(env)
     peak, peak_basis = reference_flops(env)
@@ -395,6 +400,7 @@ def format_markdown(results: Sequence[CaseResult], env: dict[str, Any]) -> str:
         "% roofline = roofline / deplodock median",
         f"- fp32 for the baselines too (eager and torch.compile): {_strict_text(env)}",
         f"- deplodock's launches: {_pdl_text(env)}",
+        f"- deplodock's passes: {_passes_text(env)}",
         f"- copy bandwidth for %: {basis}",
         f"- fp32 GEMM for %: {peak_basis}",
     ]
