@@ -173,15 +173,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 0 rather than 2 when there is no GPU (compile only)",
     )
-    from deplodock.cli import PASS_OPTIONS_HELP
-
     parser.add_argument(
         "-p",
         "--pass-options",
         action="append",
         default=[],
         metavar="PASS{OPT=V}",
-        help=PASS_OPTIONS_HELP + ": every case compiled so, the report says with what",
+        help="override a pass's defaults, as `deplodock compile -p` does "
+        "('mma-contract{precision=tf32x3}', repeatable): every case compiled so, the "
+        "report says with what",
     )
     parser.add_argument(
         "--kernels",
@@ -962,9 +962,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.rounds < 1 or args.calls < 1:
         raise UserInputError("--rounds and --calls must be at least 1")
     fp32 = strict_fp32()  # before any baseline (or the copy and GEMM) is measured
-    from deplodock.cli import pass_options
+    from deplodock.pipeline import parse_pass_options
 
-    options = pass_options(args)
+    options = parse_pass_options(args.pass_options, args.arch)
 
     from deplodock.backends.cuda.driver import gpu_available
 

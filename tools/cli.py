@@ -74,13 +74,6 @@ if TYPE_CHECKING:  # xDSL, the passes and torch load where a command needs them:
 EXIT_MISMATCH = EXIT_USER_ERROR  # run: deplodock's answer differs from PyTorch's
 
 
-PASS_OPTIONS_HELP = (
-    "override a pass's defaults, deplo-opt's syntax: 'chunk-reduce{chunks=1}', "
-    "'blockify-launch{block_threads=64},mark-unroll{max_chunk_trips=4}', "
-    "'mma-contract{precision=tf32x3}' (repeatable)"
-)
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deplodock", description="A hackable ML compiler: PyTorch to fused CUDA kernels."
@@ -140,8 +133,10 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="PASS{OPT=V}",
-        help=PASS_OPTIONS_HELP + "; a loop kernel these leave beyond the roofline guard gets "
-        "the default schedule where that is estimated faster (-v says so)",
+        help="override a pass's defaults, deplo-opt's syntax: 'chunk-reduce{chunks=1}', "
+        "'blockify-launch{block_threads=64},mark-unroll{max_chunk_trips=4}', "
+        "'mma-contract{precision=tf32x3}' (repeatable); a loop kernel these leave beyond the "
+        "roofline guard gets the default schedule where that is estimated faster (-v says so)",
     )
     compile_.add_argument(
         "--resources",
@@ -486,37 +481,14 @@ def _lower_with_progress(
 
 
 def pass_options(args: argparse.Namespace) -> dict | None:
-    """``-p``/``--pass-options``: pass name -> the pass configured (a pass that decides
-    from the hardware gets ``--arch`` unless given its own); None without any."""
+    """``-p``/``--pass-options`` of ``args`` configured (``pipeline.parse_pass_options``);
+    None without any, and then nothing imported (a warm command loads no xDSL)."""
     given = getattr(args, "pass_options", None)
     if not given:
         return None
-    import dataclasses
+    from deplodock.pipeline import parse_pass_options
 
-    from xdsl.utils.arg_spec import parse_pipeline
-    from xdsl.utils.exceptions import ArgSpecParseError
-
-    from deplodock.passes import all_passes, decides_from_hardware, get_pass
-
-    options = {}
-    for text in given:
-        try:
-            specs = list(parse_pipeline(text))
-        except ArgSpecParseError as error:  # a BaseException, with the place marked
-            raise UserInputError(f"--pass-options {text!r}: {error}") from None
-        for spec in specs:
-            if spec.name not in all_passes():
-                known = ", ".join(all_passes())
-                raise UserInputError(f"--pass-options: unknown pass '{spec.name}' ({known})")
-            cls = get_pass(spec.name)
-            try:
-                pass_ = cls.from_pass_spec(spec)
-            except ValueError as error:
-                raise UserInputError(f"--pass-options {spec.name}: {error}") from None
-            if decides_from_hardware(cls) and "arch" not in spec.parameters:
-                pass_ = dataclasses.replace(pass_, arch=args.arch)
-            options[spec.name] = pass_
-    return options
+    return parse_pass_options(given, args.arch)
 
 
 def _op_counts(module, level: str) -> Counter[str]:

@@ -61,6 +61,42 @@ def make_pass(name: str, arch: str | None = None, **options) -> ModulePass:
     return cls(**options)
 
 
+def parse_pass_options(texts: Sequence[str], arch: str | None) -> dict[str, ModulePass] | None:
+    """``-p``/``--pass-options`` texts (deplo-opt's syntax, ``'mma-contract{precision=
+    tf32x3}'``): pass name -> the pass configured (a pass that decides from the hardware
+    gets ``arch`` unless given its own); None without any. A bad one is a
+    ``UserInputError`` naming it, before any work."""
+    if not texts:
+        return None
+    import dataclasses
+
+    from xdsl.utils.arg_spec import parse_pipeline
+    from xdsl.utils.exceptions import ArgSpecParseError
+
+    from deplodock.errors import UserInputError
+    from deplodock.passes import all_passes
+
+    options = {}
+    for text in texts:
+        try:
+            specs = list(parse_pipeline(text))
+        except ArgSpecParseError as error:  # a BaseException, with the place marked
+            raise UserInputError(f"--pass-options {text!r}: {error}") from None
+        for spec in specs:
+            if spec.name not in all_passes():
+                known = ", ".join(all_passes())
+                raise UserInputError(f"--pass-options: unknown pass '{spec.name}' ({known})")
+            cls = get_pass(spec.name)
+            try:
+                pass_ = cls.from_pass_spec(spec)
+            except ValueError as error:
+                raise UserInputError(f"--pass-options {spec.name}: {error}") from None
+            if decides_from_hardware(cls) and "arch" not in spec.parameters:
+                pass_ = dataclasses.replace(pass_, arch=arch)
+            options[spec.name] = pass_
+    return options
+
+
 def level_of(module: ModuleOp) -> str:
     """The lowest level whose ops the module holds (torch for an empty one)."""
     names = {op.name.split(".")[0] for op in module.walk()}
