@@ -528,16 +528,9 @@ class MmaOp(MmaBase):
 
     name = "kernel.mma"
 
-    def verify_(self) -> None:
-        super().verify_()
-        parent = self.parent_op()
-        while parent is not None and not isinstance(parent, KernelOp):
-            parent = parent.parent_op()
-        if parent is not None and math.prod(parent.block_shape) % 32:
-            raise VerifyException(
-                f"kernel.mma: a block of {math.prod(parent.block_shape)} threads is not whole "
-                "warps of 32; a tensor-core product needs every lane of a warp"
-            )
+    def block_threads(self) -> int | None:
+        kernel = enclosing_kernel(self)
+        return math.prod(kernel.block_shape) if kernel is not None else None
 
 
 @irdl_op_definition

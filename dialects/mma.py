@@ -80,6 +80,9 @@ FRAGMENTS: dict[str, tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ..
 
 OPERAND_SHAPES = {"a": (16, 8), "b": (8, 8), "c": (16, 8)}
 
+LANE_FLOPS = 2 * 16 * 8 * 8 // WARP
+"""A lane's share of one m16n8k8 product's FLOPs (``2 M N K`` over the warp): 64."""
+
 
 def fragment_place(operand: str, register: int, lane: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(row, column) in ``operand``'s matrix of ``register`` of each ``lane``."""
@@ -185,6 +188,17 @@ class MmaBase(IRDLOperation):
                 )
         if len(self.d) != REGISTERS["c"]:
             raise VerifyException(f"{name}: d is a fragment of {REGISTERS['c']} registers")
+        threads = self.block_threads()
+        if threads is not None and threads % WARP:
+            raise VerifyException(
+                f"{name}: the kernel's {threads} threads per block are not whole warps of "
+                f"{WARP}; a tensor-core product needs every lane of a warp"
+            )
+
+    def block_threads(self) -> int | None:
+        """The enclosing kernel's threads per block, None while not yet known (each level's
+        op says how its kernel counts them)."""
+        raise NotImplementedError
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.shape.data} {self.precision.data}")

@@ -84,6 +84,7 @@ from deplodock.dialects.combine import clause_error, groups
 from deplodock.dialects.loop import (
     KernelBase,
     StridedForBase,
+    enclosing_kernel,
 )
 from deplodock.dialects.mma import PRECISIONS, MmaBase
 from deplodock.dialects.scope import check_block
@@ -1122,19 +1123,12 @@ class MmaOp(MmaBase):
 
     name = "tile.mma"
 
-    def verify_(self) -> None:
-        super().verify_()
-        kernel = self.parent_op()
-        while kernel is not None and not isinstance(kernel, KernelOp):
-            kernel = kernel.parent_op()
-        if kernel is None:
+    def block_threads(self) -> int | None:
+        kernel = enclosing_kernel(self)
+        if not isinstance(kernel, KernelOp):
             raise VerifyException("tile.mma: outside a tile.kernel")
         placed = all(b != "free" for _, _, b in kernel.axes)
-        if placed and kernel.threads_per_block() % WARP:
-            raise VerifyException(
-                f"tile.mma: the kernel's {kernel.threads_per_block()} threads per block are "
-                f"not whole warps of {WARP}; a tensor-core product needs every lane of a warp"
-            )
+        return kernel.threads_per_block() if placed else None
 
 
 Tile = Dialect("tile", [KernelOp, StridedForOp, CombineOp, StageOp, ShareOp, MmaOp], [ScheduleAttr])

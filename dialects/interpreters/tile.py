@@ -619,10 +619,8 @@ class TileBodyFunctions(SimtFunctions):
         """A warp's tensor-core product (``mma.mma_arrays``). The warps are the block's
         threads taken 32 at a time in ``materialize``'s order (thread axes row-major, the
         last fastest); a mask that splits a warp is an error, as on the GPU."""
-        kernel = op.parent_op()
-        while kernel is not None and not isinstance(kernel, tile.KernelOp):
-            kernel = kernel.parent_op()
-        assert kernel is not None  # the verifier's
+        kernel = loop.enclosing_kernel(op)
+        assert isinstance(kernel, tile.KernelOp)  # the verifier's
         dims = [k for k, (_, _, binding) in enumerate(kernel.axes) if binding == "thread"]
         shape = self.state.lanes.shape
         threads = math.prod(shape[k] for k in dims)

@@ -50,10 +50,8 @@ DEFAULT_PAD = 4  # floats: one 16-byte step, so rows stay float4-aligned
 def fragment_pad(stage: tile.StageOp) -> int:
     """The smallest pad (a multiple of 4 floats below 32) that puts a warp's fragment reads
     of ``stage`` on 32 banks, 0 where none does or the kernel is not on tensor cores."""
-    kernel = stage.parent_op()
-    while kernel is not None and not isinstance(kernel, tile.KernelOp):
-        kernel = kernel.parent_op()
-    schedule = tile.schedule_of(kernel) if kernel is not None else None
+    kernel = loop.enclosing_kernel(stage)
+    schedule = tile.schedule_of(kernel) if isinstance(kernel, tile.KernelOp) else None
     if schedule is None or not schedule.mma.data or stage.is_tma:
         return 0
     threads = [a for a, _, b in kernel.axes if b == "thread"]  # type: ignore[union-attr]

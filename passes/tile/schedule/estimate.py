@@ -44,6 +44,7 @@ from xdsl.ir import Operation
 from deplodock.dialects import kernel
 from deplodock.dialects.access import memref_bytes
 from deplodock.dialects.loop import vector_of
+from deplodock.dialects.mma import LANE_FLOPS
 from deplodock.target import Target, target_for
 
 THREADS_PER_SM = 2048  # resident threads an SM holds at most (sm_80 on; sm_75: 1024)
@@ -93,16 +94,11 @@ def _counted(op: Operation, counts, chains: int | None = None) -> float:
     return total
 
 
-def _mma_flops(op: kernel.MmaOp) -> int:
-    """A lane's share of a warp's tensor-core product: ``2 M N K / 32`` (64 for m16n8k8)."""
-    return 2 * 16 * 8 * 8 // 32
-
-
 def _costs(op: Operation) -> int:
     """Issue slots: one an op; a tensor-core product as the FMAs it replaces (the model
     has no tensor-core rate: it prices them no faster than FMAs, a bound from above)."""
     if isinstance(op, kernel.MmaOp):
-        return _mma_flops(op) // 2
+        return LANE_FLOPS // 2
     return int(not isinstance(op, arith.ConstantOp | affine.ApplyOp))
 
 
@@ -121,7 +117,7 @@ def per_thread_chain(op: Operation) -> float:
 
 def _flops(op: Operation) -> int:
     if isinstance(op, kernel.MmaOp):
-        return _mma_flops(op)
+        return LANE_FLOPS
     if isinstance(op, kernel.YieldOp):  # a reduce loop's combine, one a value
         return sum(isinstance(v.type, AnyFloat) for v in op.operands)
     float_result = any(isinstance(r.type, AnyFloat) for r in op.results)
